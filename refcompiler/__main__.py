@@ -1,0 +1,5 @@
+import sys
+
+from refcompiler.cli import main
+
+sys.exit(main())

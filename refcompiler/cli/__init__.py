@@ -1,0 +1,56 @@
+"""The ``refc`` command line: one entry point, one module per command.
+
+Each command module defines ``register(subparsers)``, which adds its parser and
+sets ``func`` to a function ``(args) -> int``. Exit codes (DESIGN §10): 0 ok,
+1 a finding, 2 bad usage or malformed input, 3 inconclusive, 4 an internal
+error. A ``RefCompilerError`` becomes one message on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from refcompiler.errors import RefCompilerError
+
+__all__ = ["main", "COMMANDS"]
+
+# Command modules under refcompiler.cli, in the order ``refc --help`` lists them.
+COMMANDS = ("check",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 on bad usage, as we want
+        self.print_usage(sys.stderr)
+        self.exit(2, f"refc: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"refcompiler.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from refcompiler.mutants import activate
+
+    args = build_parser().parse_args(argv)
+    try:
+        with activate(getattr(args, "mutant", None)):
+            return int(args.func(args))
+    except RefCompilerError as e:
+        print(f"refc {args.command}: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("refc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The dependency graph and schedule legality (DESIGN §4, SCH-1).
+
+Edges are the data edges (producer -> consumer) plus memory edges: for each
+placeholder ``p`` saved by ``s``, an edge ``r -> s`` from every other node
+``r`` that reads ``p`` (write-after-read: a read sees the entry value). Owned
+state adds no edges: only its owner touches it. A schedule is legal iff it is
+a topological order of this graph.
+
+Where memory edges would close a cycle (saves that read each other's
+targets), ``break_save_cycles`` first gives each such save a private copy of
+the value it saves, which changes no result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+import networkx as nx
+
+from specs import OpKind
+
+from refcompiler.effects import node_effects
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Node, Ref, StorageKind
+from refcompiler.variants import swappable
+
+__all__ = ["memory_edges", "dependency_graph", "check_schedule", "is_legal", "break_save_cycles"]
+
+DATA = "data"
+MEMORY = "memory"
+
+
+@swappable
+def memory_edges(graph: Graph) -> list[tuple[str, str, str]]:
+    """``(reader, save, placeholder)`` for every reader of a saved placeholder."""
+    effects = node_effects(graph)
+    readers: dict[str, list[str]] = {}
+    for name, eff in effects.items():
+        for s in eff.reads:
+            readers.setdefault(s, []).append(name)
+    edges = []
+    for save in graph.saves():
+        target = graph.storage_by_name.get(save.target)
+        if target is None or target.kind is not StorageKind.PLACEHOLDER:
+            continue
+        for r in readers.get(target.name, []):
+            if r != save.name:
+                edges.append((r, save.name, target.name))
+    return edges
+
+
+def dependency_graph(graph: Graph) -> nx.DiGraph:
+    """Data and memory edges; each edge has ``kind`` (``"data"`` or ``"memory"``) and,
+    for memory edges, ``storage``. A pair with both kinds keeps ``"data"``."""
+    g = nx.DiGraph()
+    g.add_nodes_from(n.name for n in graph.nodes)
+    for node in graph.nodes:
+        for ref in node.inputs:
+            if ref.name in graph.node_by_name:
+                g.add_edge(ref.name, node.name, kind=DATA, storage=None)
+    for r, s, p in memory_edges(graph):
+        if not g.has_edge(r, s):
+            g.add_edge(r, s, kind=MEMORY, storage=p)
+    return g
+
+
+def check_schedule(graph: Graph, schedule: Sequence[str], deps: nx.DiGraph | None = None) -> None:
+    """Raise SCH-1 unless ``schedule`` is a permutation of the nodes respecting every edge."""
+    names = [n.name for n in graph.nodes]
+    if sorted(schedule) != sorted(names) or len(set(schedule)) != len(schedule):
+        missing = sorted(set(names) - set(schedule))
+        extra = sorted(set(schedule) - set(names))
+        twice = sorted({n for n in schedule if list(schedule).count(n) > 1})
+        parts = [f"{what}: {', '.join(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
+        raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
+    deps = dependency_graph(graph) if deps is None else deps
+    position = {n: i for i, n in enumerate(schedule)}
+    for i, name in enumerate(schedule):
+        for pred in deps.predecessors(name):
+            if position[pred] > i:
+                attrs = deps.edges[pred, name]
+                why = f"memory edge (reads '{attrs['storage']}' before it is saved)" if attrs["kind"] == MEMORY else "data edge"
+                raise InvariantViolation(
+                    "SCH-1",
+                    f"'{name}' (position {i}) runs before '{pred}' (position {position[pred]}), "
+                    f"violating the {why} {pred} -> {name}",
+                    names=(pred, name),
+                )
+
+
+def is_legal(graph: Graph, schedule: Sequence[str]) -> bool:
+    try:
+        check_schedule(graph, schedule)
+    except InvariantViolation:
+        return False
+    return True
+
+
+def break_save_cycles(graph: Graph) -> Graph:
+    """If memory edges close a cycle, give every save whose value reads a saved
+    placeholder its own ``identity`` copy of that value; otherwise return ``graph``."""
+    if nx.is_directed_acyclic_graph(dependency_graph(graph)):
+        return graph
+    effects = node_effects(graph)
+    saved = {s.target for s in graph.saves()}
+    taken = set(graph.storage_by_name) | set(graph.node_by_name)
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        if node.op is OpKind.SAVE and effects[node.name].reads & saved:
+            name = _fresh(f"{node.name}.copy", taken)
+            nodes.append(Node(name=name, op=OpKind.IDENTITY, inputs=node.inputs))
+            node = replace(node, inputs=(Ref(name),))
+        nodes.append(node)
+    return graph.with_nodes(tuple(nodes))
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}{k}"
+    taken.add(name)
+    return name

@@ -1,0 +1,51 @@
+"""Each node's effects on module storage, derived from the spec (DESIGN §4).
+
+A node reads the storage its inputs name, also through a chain of views
+(``reshape`` is lowered to a view, so a reader of the view reads the storage
+underneath), and the storage of its state operands; it writes its state
+operands and, for a save, its target. These are the *raw* effects: they hold
+for invalid graphs too, which is how ``refc prove --no-verify`` shows why an
+ownership rule matters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from specs import OpKind
+
+from refcompiler.graph import Graph, Node, Ref
+
+__all__ = ["Effects", "node_effects", "storage_behind"]
+
+
+@dataclass(frozen=True)
+class Effects:
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+
+def storage_behind(graph: Graph, ref: Ref) -> str | None:
+    """The storage a reference aliases: itself, or the origin of a chain of views."""
+    seen: set[str] = set()
+    while not graph.is_storage(ref):
+        node = graph.node_by_name.get(ref.name)
+        if node is None or not node.spec.view or ref.name in seen or not node.inputs:
+            return None
+        seen.add(ref.name)
+        ref = node.inputs[0]
+    return ref.name
+
+
+def _effects(graph: Graph, node: Node) -> Effects:
+    reads = {s for s in (storage_behind(graph, r) for r in node.inputs) if s is not None}
+    reads.update(node.state)
+    writes = set(node.state)
+    if node.op is OpKind.SAVE:
+        writes.add(node.target)
+    return Effects(frozenset(reads), frozenset(writes))
+
+
+def node_effects(graph: Graph) -> dict[str, Effects]:
+    """Effects of every node, by node name."""
+    return {node.name: _effects(graph, node) for node in graph.nodes}

@@ -1,0 +1,77 @@
+"""The project's small error hierarchy.
+
+Every error a user can cause is a ``RefCompilerError``; the command line turns
+each into one readable message and an exit code, never a traceback:
+
+- ``MalformedInput`` (exit 2): the file cannot be read as a graph, a case or a
+  program; names the file and the field.
+- ``UsageError`` (exit 2): a bad flag value, an unknown name.
+- ``InvariantViolation`` (exit 1): a checker found a broken invariant; carries
+  its id (DESIGN §6), the names involved and, where there is one, the IR around
+  the fault.
+- ``ExecutionError`` (exit 1): a run failed, e.g. an embedding id out of range.
+- ``InternalError`` (exit 4): a bug in refc itself, e.g. two deciders disagree.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RefCompilerError",
+    "MalformedInput",
+    "UsageError",
+    "InvariantViolation",
+    "ExecutionError",
+    "InternalError",
+]
+
+
+class RefCompilerError(Exception):
+    exit_code = 1
+
+
+class MalformedInput(RefCompilerError):
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str | None = None, field: str | None = None):
+        self.path = path
+        self.field = field
+        where = ": ".join(p for p in (path, field) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class UsageError(RefCompilerError):
+    exit_code = 2
+
+
+class InvariantViolation(RefCompilerError):
+    """A broken invariant: ``invariant`` is an id of ``specs.INVARIANTS``."""
+
+    exit_code = 1
+
+    def __init__(self, invariant: str, message: str, *, names: tuple[str, ...] = (), context: str = ""):
+        from specs import INVARIANTS
+
+        if invariant not in INVARIANTS:
+            raise InternalError(f"unknown invariant id {invariant!r}")
+        self.invariant = invariant
+        self.names = tuple(names)
+        self.detail = message
+        self.context = context
+        text = f"{invariant}: {message}"
+        if context:
+            text += "\n" + context
+        super().__init__(text)
+
+
+class ExecutionError(RefCompilerError):
+    exit_code = 1
+
+    def __init__(self, message: str, *, node: str | None = None):
+        self.node = node
+        super().__init__(message)
+
+
+class InternalError(RefCompilerError):
+    """A bug in refc itself (e.g. two deciders that disagree)."""
+
+    exit_code = 4

@@ -1,0 +1,134 @@
+"""The low-level IR: a flat list of instructions over named buffers (DESIGN §5).
+
+Module buffers (constants, placeholders, owned state) live for the whole
+program; activations are ``alloc``-ed in one flat arena and ``dealloc``-ed
+after their last use; a ``view`` names a reshaped alias of a buffer or of
+another view. Every instruction lists its operands with a kind:
+
+- ``kernel`` (one per graph node): results ``@out`` in result order, then
+  inputs ``@in`` in input order, then state ``@inout`` in state order;
+- ``copy``: ``@out`` destination, ``@in`` source (a save lowers to one);
+- ``alloc`` / ``dealloc``: the activation they define or end (``@out`` / ``@in``);
+- ``view``: ``@in`` source; the view's own name and type are on the instruction.
+
+Values are immutable: passes return new programs. ``refcompiler.ir_text``
+gives the one canonical text form, which prints and parses back.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from specs import Dtype, OpKind, TensorType
+
+from refcompiler.graph import Init
+
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Program"]
+
+
+class OperandKind(enum.Enum):
+    IN = "in"
+    OUT = "out"
+    INOUT = "inout"
+
+    @property
+    def reads(self) -> bool:
+        return self is not OperandKind.OUT
+
+    @property
+    def writes(self) -> bool:
+        return self is not OperandKind.IN
+
+
+class BufferKind(enum.Enum):
+    CONSTANT = "constant"
+    PLACEHOLDER = "placeholder"
+    OWNED = "owned"
+    ACTIVATION = "activation"
+
+    @property
+    def module_level(self) -> bool:
+        return self is not BufferKind.ACTIVATION
+
+
+class Opcode(enum.Enum):
+    ALLOC = "alloc"
+    DEALLOC = "dealloc"
+    VIEW = "view"
+    COPY = "copy"
+    KERNEL = "kernel"
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A module-level buffer (constant, placeholder, owned); ``owner`` is the
+    owning node of an owned buffer, ``init`` the storage's initial value."""
+
+    name: str
+    kind: BufferKind
+    type: TensorType
+    owner: str | None = None
+    init: Init | None = None
+
+
+@dataclass(frozen=True)
+class Operand:
+    kind: OperandKind
+    name: str  # a module buffer, an activation, or a view
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One instruction.
+
+    ``name``: for ``kernel`` and ``copy`` the graph node it comes from; for
+    ``alloc`` and ``view`` the value it defines; for ``dealloc`` the activation
+    it ends. ``type``: the type an ``alloc`` or ``view`` defines. ``op`` and
+    ``attrs`` (defaults filled in): a kernel's op.
+    """
+
+    opcode: Opcode
+    name: str
+    operands: tuple[Operand, ...] = ()
+    op: OpKind | None = None
+    attrs: tuple[tuple[str, object], ...] = ()
+    type: TensorType | None = None
+
+    def attr_dict(self) -> dict[str, object]:
+        return dict(self.attrs)
+
+    def operands_of(self, kind: OperandKind) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.kind is kind)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A lowered program. ``offsets`` (activation -> arena byte offset) and
+    ``peak_bytes`` are set by the allocator; ``schedule`` is the node order it
+    was lowered from."""
+
+    name: str
+    buffers: tuple[Buffer, ...]
+    instrs: tuple[Instr, ...]
+    schedule: tuple[str, ...] = ()
+    offsets: tuple[tuple[str, int], ...] = ()
+    peak_bytes: int | None = None
+    passes: tuple[str, ...] = field(default=(), compare=False)
+
+    @cached_property
+    def buffer_by_name(self) -> dict[str, Buffer]:
+        return {b.name: b for b in self.buffers}
+
+    @cached_property
+    def offset_of(self) -> dict[str, int]:
+        return dict(self.offsets)
+
+    def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
+        """A new program with other instructions; allocation results are dropped."""
+        return replace(self, instrs=tuple(instrs), offsets=(), peak_bytes=None)
+
+
+def tensor_type(shape: tuple[int, ...], dtype: Dtype) -> TensorType:
+    return TensorType(tuple(shape), dtype)

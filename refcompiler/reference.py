@@ -1,0 +1,69 @@
+"""The reference interpreter (DESIGN §2): the schedule-free oracle.
+
+A run maps placeholder and owned values to new ones. Pure nodes run in a
+topological order of the data edges; every read of a placeholder sees its
+value at function entry; saves take effect at exit; an owner reads its state
+and produces the new state atomically. The result does not depend on any
+schedule, which is what makes it an oracle.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import networkx as nx
+import numpy as np
+
+from specs import OpKind
+
+from refcompiler.errors import ExecutionError
+from refcompiler.graph import Graph, Node, Ref
+from refcompiler.kernels import run_kernel
+from refcompiler.values import Values, bind_inputs, constant_values
+from refcompiler.verifier import data_graph
+
+__all__ = ["run_reference", "run_once"]
+
+
+def run_reference(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, *, runs: int = 1) -> Values:
+    """Run ``runs`` times from the initial values (with ``inputs`` bound); return the final
+    placeholders and owned variables. The graph must be valid (``verify``)."""
+    values = bind_inputs(graph, inputs or {})
+    constants = constant_values(graph)
+    for _ in range(runs):
+        values = run_once(graph, values, constants)
+    return values
+
+
+def run_once(graph: Graph, values: Mapping[str, np.ndarray], constants: Mapping[str, np.ndarray]) -> Values:
+    entry = {**constants, **values}
+    results: dict[tuple[str, int], np.ndarray] = {}
+    out: Values = {name: v.copy() for name, v in values.items()}
+    saved: dict[str, np.ndarray] = {}
+
+    def read(ref: Ref) -> np.ndarray:
+        if graph.is_storage(ref):
+            return entry[ref.name]
+        return results[(ref.name, ref.result)]
+
+    order = nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
+    for name in order:
+        node = graph.node_by_name[name]
+        ins = [read(r) for r in node.inputs]
+        state = [entry[s] for s in node.state]
+        res, new_state = _kernel(node, ins, state)
+        for k, r in enumerate(res):
+            results[(node.name, k)] = r
+        for s, v in zip(node.state, new_state, strict=True):
+            out[s] = v
+        if node.op is OpKind.SAVE:
+            saved[node.target] = ins[0].copy()
+    out.update(saved)
+    return out
+
+
+def _kernel(node: Node, ins: list[np.ndarray], state: list[np.ndarray]) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    try:
+        return run_kernel(node.op, ins, state, node.attr_dict())
+    except ExecutionError as e:
+        raise ExecutionError(f"node '{node.name}' ({node.op.value}): {e}", node=node.name) from None

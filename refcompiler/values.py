@@ -1,0 +1,75 @@
+"""Run-time values of module storage: initial values, overrides, ``.npz`` files."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from refcompiler.errors import MalformedInput
+from refcompiler.graph import Graph, StorageKind, initial_value
+
+__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "same_bits"]
+
+Values = dict[str, np.ndarray]
+
+
+def initial_values(graph: Graph) -> Values:
+    """Placeholders and owned variables at their initial values (fresh arrays)."""
+    return {s.name: initial_value(s) for s in graph.storage if s.kind is not StorageKind.CONSTANT}
+
+
+def constant_values(graph: Graph) -> Values:
+    return {s.name: initial_value(s) for s in graph.storage_of_kind(StorageKind.CONSTANT)}
+
+
+def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str | None = None) -> Values:
+    """Initial values with ``overrides`` applied, each checked against its storage."""
+    values = initial_values(graph)
+    for name, array in overrides.items():
+        s = graph.storage_by_name.get(name)
+        if s is None or s.kind is StorageKind.CONSTANT:
+            what = "a constant (fixed at compile time)" if s is not None else "no storage"
+            raise MalformedInput(f"'{name}' names {what}; inputs bind placeholders and owned variables", path=path, field=name)
+        array = np.asarray(array)
+        if array.shape != s.shape or array.dtype != np.dtype(s.dtype.value):
+            raise MalformedInput(
+                f"value is {array.dtype}{list(array.shape)}, storage '{name}' is {s.dtype.value}{list(s.shape)}",
+                path=path,
+                field=name,
+            )
+        values[name] = array.copy()
+    return values
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except FileNotFoundError:
+        raise MalformedInput("no such file", path=path) from None
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
+
+
+def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
+    """Write ``values`` to ``path`` through a temporary file and a rename."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **dict(values))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-exact equality: same dtype, shape and bytes (NaNs compare by payload)."""
+    return a.dtype == b.dtype and a.shape == b.shape and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()

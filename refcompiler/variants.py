@@ -1,0 +1,62 @@
+"""Swap points: the one mechanism by which a mutant (DESIGN §9) changes the compiler.
+
+A function decorated with ``@swappable`` runs as written unless a replacement
+is installed for it with ``installed({...})`` (a context manager, scoped to the
+current thread or task through a ``ContextVar``). The correct code carries no
+mutant names and no ``if mutant`` checks; ``refcompiler.mutants`` holds the
+catalog of replacements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Mapping, TypeVar
+
+__all__ = ["swappable", "installed", "key_of", "registry"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_active: ContextVar[Mapping[str, Callable[..., Any]]] = ContextVar("refc_swaps", default={})
+_registry: dict[str, Callable[..., Any]] = {}
+
+
+def key_of(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "swap_key", f"{fn.__module__}.{fn.__qualname__}")
+
+
+def swappable(fn: F) -> F:
+    """Mark ``fn`` as a point a mutant may replace. The wrapper calls ``fn`` by default."""
+    key = key_of(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        impl = _active.get().get(key)
+        if impl is None:
+            return fn(*args, **kwargs)
+        return impl(*args, **kwargs)
+
+    wrapper.swap_key = key  # type: ignore[attr-defined]
+    wrapper.original = fn  # type: ignore[attr-defined]
+    _registry[key] = wrapper
+    return wrapper  # type: ignore[return-value]
+
+
+def registry() -> dict[str, Callable[..., Any]]:
+    """Every swap point by key (modules register theirs when imported)."""
+    return dict(_registry)
+
+
+@contextlib.contextmanager
+def installed(replacements: Mapping[Callable[..., Any] | str, Callable[..., Any]]) -> Iterator[None]:
+    """Run the block with the given swap points replaced."""
+    table = dict(_active.get())
+    for point, impl in replacements.items():
+        key = point if isinstance(point, str) else key_of(point)
+        table[key] = impl
+    token = _active.set(table)
+    try:
+        yield
+    finally:
+        _active.reset(token)

@@ -1,0 +1,307 @@
+"""The graph verifier: G-1 and OWN-1..4 (DESIGN §6).
+
+``violations(graph)`` lists every broken invariant it finds, each an
+``InvariantViolation`` carrying the id and the names involved; ``verify``
+raises the first. ``infer_types`` gives every node result its type (it is part
+of G-1). Each ownership rule is one swappable function so that a mutant can
+weaken exactly one rule.
+
+Checked, per id:
+- G-1: references resolve to a result that exists; arity, state count, dtypes,
+  attributes and shapes follow the spec; a save's value has its target's type;
+  the data graph is acyclic.
+- OWN-1: every owned variable names an existing owner, and that owner lists it
+  as state.
+- OWN-2: an owned variable appears nowhere but as its owner's state operand
+  (not a data input, not a save target, not another node's state).
+- OWN-3: no constant is a save target or a state operand.
+- OWN-4: no placeholder is a state operand; at most one save per placeholder.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterator
+
+import networkx as nx
+
+from specs import AttrKind, Dtype, OpKind, ShapeError, TensorType
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Node, Ref, StorageKind
+from refcompiler.variants import swappable
+
+__all__ = ["verify", "violations", "infer_types", "data_graph", "result_count"]
+
+Types = dict[tuple[str, int], TensorType]
+
+
+def verify(graph: Graph) -> Types:
+    """Raise the first violation; return the types of all node results."""
+    found = violations(graph)
+    if found:
+        raise found[0]
+    return infer_types(graph)
+
+
+def violations(graph: Graph) -> list[InvariantViolation]:
+    out: list[InvariantViolation] = []
+    for check in (check_structure, check_own1, check_own2, check_own3, check_own4):
+        out.extend(check(graph))
+    if not any(v.invariant == "G-1" for v in out):
+        try:
+            infer_types(graph)
+        except InvariantViolation as v:
+            out.append(v)
+    return out
+
+
+def result_count(node: Node) -> int:
+    return len(node.spec.results)
+
+
+def data_graph(graph: Graph) -> nx.DiGraph:
+    """Producer -> consumer edges between nodes (storage is not a vertex)."""
+    g = nx.DiGraph()
+    g.add_nodes_from(n.name for n in graph.nodes)
+    for node in graph.nodes:
+        for ref in node.inputs:
+            if ref.name in graph.node_by_name:
+                g.add_edge(ref.name, node.name)
+    return g
+
+
+def _g1(message: str, *names: str) -> InvariantViolation:
+    return InvariantViolation("G-1", message, names=names)
+
+
+def check_structure(graph: Graph) -> Iterator[InvariantViolation]:
+    """G-1 without shapes: references, arity, attributes, acyclicity."""
+    names = Counter([s.name for s in graph.storage] + [n.name for n in graph.nodes])
+    for name, count in names.items():
+        if count > 1:
+            yield _g1(f"the name '{name}' is used {count} times", name)
+    for node in graph.nodes:
+        spec = node.spec
+        want = len(spec.inputs)
+        if (spec.variadic and not node.inputs) or (not spec.variadic and len(node.inputs) != want):
+            need = "at least 1" if spec.variadic else str(want)
+            yield _g1(f"node '{node.name}' ({spec.name}) has {len(node.inputs)} inputs, needs {need}", node.name)
+        if len(node.state) != len(spec.state):
+            yield _g1(
+                f"node '{node.name}' ({spec.name}) has {len(node.state)} state operands, needs {len(spec.state)}",
+                node.name,
+            )
+        if len(set(node.state)) != len(node.state):
+            yield _g1(f"node '{node.name}' lists a state operand twice", node.name)
+        for ref in node.inputs:
+            problem = _ref_problem(graph, ref)
+            if problem:
+                yield _g1(f"node '{node.name}' input '{ref}': {problem}", node.name, ref.name)
+        for st in node.state:
+            if st not in graph.storage_by_name:
+                yield _g1(f"node '{node.name}' state '{st}' names no storage", node.name, st)
+        yield from _attr_problems(graph, node)
+    for s in graph.storage:
+        if s.owner is not None and s.owner not in graph.node_by_name:
+            yield _g1(f"owned variable '{s.name}' names owner '{s.owner}', which is no node", s.name, s.owner)
+    dg = data_graph(graph)
+    if not nx.is_directed_acyclic_graph(dg):
+        cycle = [u for u, _ in nx.find_cycle(dg)]
+        yield _g1(f"the data graph has a cycle: {' -> '.join(cycle + cycle[:1])}", *cycle)
+
+
+def _ref_problem(graph: Graph, ref: Ref) -> str | None:
+    if ref.name in graph.storage_by_name:
+        return "storage has a single value, ':k' does not apply" if ref.index is not None else None
+    node = graph.node_by_name.get(ref.name)
+    if node is None:
+        return "names no storage or node"
+    n = result_count(node)
+    if n == 0:
+        return f"node '{node.name}' ({node.op.value}) has no results"
+    if ref.index is None and n > 1:
+        return f"node '{node.name}' has {n} results; name one as '{node.name}:k'"
+    if ref.index is not None and ref.index >= n:
+        return f"node '{node.name}' has {n} results, there is no result {ref.index}"
+    return None
+
+
+def _attr_problems(graph: Graph, node: Node) -> Iterator[InvariantViolation]:
+    spec = node.spec
+    given = dict(node.attrs)
+    known = {a.name for a in spec.attrs}
+    for key in given:
+        if key not in known:
+            allowed = ", ".join(sorted(known)) or "none"
+            yield _g1(f"node '{node.name}' ({spec.name}) has unknown attribute '{key}' (allowed: {allowed})", node.name)
+    for a in spec.attrs:
+        if a.name not in given:
+            if a.required:
+                yield _g1(f"node '{node.name}' ({spec.name}) needs attribute '{a.name}'", node.name)
+            continue
+        if not _attr_ok(a.kind, given[a.name]):
+            yield _g1(
+                f"node '{node.name}' attribute '{a.name}' must be {a.kind.value}, got {given[a.name]!r}", node.name
+            )
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _attr_ok(kind: AttrKind, v: object) -> bool:
+    if kind is AttrKind.INT:
+        return _is_int(v)
+    if kind is AttrKind.FLOAT:
+        return _is_int(v) or isinstance(v, float)
+    if kind is AttrKind.BOOL:
+        return isinstance(v, bool)
+    if kind is AttrKind.INT_LIST:
+        return isinstance(v, tuple) and all(_is_int(x) for x in v)
+    if kind is AttrKind.AXES:
+        return v is None or _is_int(v) or (isinstance(v, tuple) and all(_is_int(x) for x in v))
+    if kind is AttrKind.NAME:
+        return isinstance(v, str)
+    raise AssertionError(kind)
+
+
+def infer_types(graph: Graph) -> Types:
+    """Types of every node result, in a topological order of the data graph.
+
+    Assumes ``check_structure`` passed; raises G-1 for dtype and shape faults.
+    """
+    types: Types = {}
+
+    def type_of(ref: Ref) -> TensorType:
+        s = graph.storage_by_name.get(ref.name)
+        if s is not None and ref.index is None:
+            return TensorType(s.shape, s.dtype)
+        return types[(ref.name, ref.result)]
+
+    for name in nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__):
+        node = graph.node_by_name[name]
+        spec = node.spec
+        ins = [type_of(r) for r in node.inputs]
+        for k, (ref, t) in enumerate(zip(node.inputs, ins, strict=True)):
+            want = spec.input_dtype(k)
+            if want is not None and t.dtype is not want:
+                raise _g1(
+                    f"node '{node.name}' ({spec.name}) input {k} '{ref}' is {t.dtype.value}, needs {want.value}",
+                    node.name,
+                    ref.name,
+                )
+        state = []
+        for st in node.state:
+            s = graph.storage_by_name[st]
+            if s.dtype is not Dtype.FLOAT32:
+                raise _g1(f"node '{node.name}' state '{st}' is {s.dtype.value}, needs float32", node.name, st)
+            state.append(TensorType(s.shape, s.dtype))
+        try:
+            results = spec.shape_rule(ins, state, node.attr_dict())
+        except ShapeError as e:
+            raise _g1(f"node '{node.name}' ({spec.name}): {e}", node.name) from None
+        for k, t in enumerate(results):
+            types[(node.name, k)] = t
+        if node.op is OpKind.SAVE:
+            target = graph.storage_by_name.get(node.target)
+            if target is None:
+                raise _g1(f"save '{node.name}' target '{node.target}' names no storage", node.name)
+            want_t = TensorType(target.shape, target.dtype)
+            if ins[0] != want_t:
+                raise _g1(
+                    f"save '{node.name}' writes {ins[0]} into '{target.name}', which is {want_t}",
+                    node.name,
+                    target.name,
+                )
+    return types
+
+
+@swappable
+def check_own1(graph: Graph) -> Iterator[InvariantViolation]:
+    for s in graph.storage_of_kind(StorageKind.OWNED):
+        if s.owner is None:
+            yield InvariantViolation("OWN-1", f"owned variable '{s.name}' names no owner", names=(s.name,))
+            continue
+        owner = graph.node_by_name.get(s.owner)
+        if owner is not None and s.name not in owner.state:
+            yield InvariantViolation(
+                "OWN-1",
+                f"owned variable '{s.name}' names owner '{s.owner}', which does not list it as state",
+                names=(s.name, s.owner),
+            )
+
+
+@swappable
+def check_own2(graph: Graph) -> Iterator[InvariantViolation]:
+    for node in graph.nodes:
+        for ref in node.inputs:
+            s = graph.storage_by_name.get(ref.name)
+            if s is not None and s.kind is StorageKind.OWNED:
+                yield InvariantViolation(
+                    "OWN-2",
+                    f"node '{node.name}' reads owned variable '{s.name}' as a data input; "
+                    f"owned state is visible only to its owner '{s.owner}' as a state operand",
+                    names=(node.name, s.name),
+                )
+        for st in node.state:
+            s = graph.storage_by_name.get(st)
+            if s is not None and s.kind is StorageKind.OWNED and s.owner != node.name:
+                yield InvariantViolation(
+                    "OWN-2",
+                    f"node '{node.name}' uses owned variable '{s.name}' as state, but its owner is '{s.owner}'",
+                    names=(node.name, s.name),
+                )
+        if node.op is OpKind.SAVE:
+            s = graph.storage_by_name.get(node.target)
+            if s is not None and s.kind is StorageKind.OWNED:
+                yield InvariantViolation(
+                    "OWN-2",
+                    f"save '{node.name}' writes owned variable '{s.name}'; only its owner '{s.owner}' may",
+                    names=(node.name, s.name),
+                )
+
+
+@swappable
+def check_own3(graph: Graph) -> Iterator[InvariantViolation]:
+    for node in graph.nodes:
+        written = list(node.state)
+        if node.op is OpKind.SAVE:
+            written.append(node.target)
+        for name in written:
+            s = graph.storage_by_name.get(name)
+            if s is not None and s.kind is StorageKind.CONSTANT:
+                how = "saves into" if node.op is OpKind.SAVE and name == node.target else "uses as state"
+                yield InvariantViolation(
+                    "OWN-3", f"node '{node.name}' {how} constant '{s.name}'", names=(node.name, s.name)
+                )
+
+
+@swappable
+def check_own4(graph: Graph) -> Iterator[InvariantViolation]:
+    for node in graph.nodes:
+        for st in node.state:
+            s = graph.storage_by_name.get(st)
+            if s is not None and s.kind is StorageKind.PLACEHOLDER:
+                yield InvariantViolation(
+                    "OWN-4",
+                    f"node '{node.name}' ({node.op.value}) writes placeholder '{s.name}' as state; only save may",
+                    names=(node.name, s.name),
+                )
+    yield from check_one_save_per_placeholder(graph)
+
+
+@swappable
+def check_one_save_per_placeholder(graph: Graph) -> Iterator[InvariantViolation]:
+    by_target: dict[str, list[str]] = {}
+    for node in graph.saves():
+        s = graph.storage_by_name.get(node.target)
+        if s is not None and s.kind is StorageKind.PLACEHOLDER:
+            by_target.setdefault(s.name, []).append(node.name)
+    for target, savers in by_target.items():
+        if len(savers) > 1:
+            yield InvariantViolation(
+                "OWN-4",
+                f"placeholder '{target}' is saved by {len(savers)} nodes: {', '.join(savers)}",
+                names=(target, *savers),
+            )
