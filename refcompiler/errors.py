@@ -48,7 +48,9 @@ class InvariantViolation(RefCompilerError):
 
     exit_code = 1
 
-    def __init__(self, invariant: str, message: str, *, names: tuple[str, ...] = (), context: str = ""):
+    def __init__(
+        self, invariant: str, message: str, *, names: tuple[str, ...] = (), context: str = "", stage: str = ""
+    ):
         from specs import INVARIANTS
 
         if invariant not in INVARIANTS:
@@ -57,7 +59,11 @@ class InvariantViolation(RefCompilerError):
         self.names = tuple(names)
         self.detail = message
         self.context = context
+        # where in the pipeline it was found, e.g. "after pass share_buffers"; prefixes the text
+        self.stage = stage
         text = f"{invariant}: {message}"
+        if stage:
+            text = f"{stage}: {text}"
         if context:
             text += "\n" + context
         super().__init__(text)

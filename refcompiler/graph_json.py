@@ -44,6 +44,9 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise MalformedInput(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})", path=p) from None
+    except RecursionError:
+        # json.loads recurses once per nesting level; no graph nests this deep
+        raise MalformedInput("JSON nested too deeply", path=p) from None
 
 
 def load_graph(path: str | os.PathLike[str]) -> Graph:

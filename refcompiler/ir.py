@@ -25,7 +25,7 @@ from specs import Dtype, OpKind, TensorType
 
 from refcompiler.graph import Init
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Program"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program"]
 
 
 class OperandKind(enum.Enum):
@@ -104,10 +104,25 @@ class Instr:
 
 
 @dataclass(frozen=True)
+class Save:
+    """A graph ``save`` as lowering saw it: node ``node`` saves into placeholder
+    ``target`` the value computed by node ``producer`` (found through views;
+    ``None`` when the saved value is a module buffer).
+
+    It tells who may write the placeholder (IR-4): the ``copy`` named ``node``,
+    or, after copy elimination, the ``kernel`` named ``producer``.
+    """
+
+    node: str
+    target: str
+    producer: str | None = None
+
+
+@dataclass(frozen=True)
 class Program:
     """A lowered program. ``offsets`` (activation -> arena byte offset) and
     ``peak_bytes`` are set by the allocator; ``schedule`` is the node order it
-    was lowered from."""
+    was lowered from; ``saves`` records the graph's saves (see ``Save``)."""
 
     name: str
     buffers: tuple[Buffer, ...]
@@ -116,6 +131,7 @@ class Program:
     offsets: tuple[tuple[str, int], ...] = ()
     peak_bytes: int | None = None
     passes: tuple[str, ...] = field(default=(), compare=False)
+    saves: tuple[Save, ...] = ()
 
     @cached_property
     def buffer_by_name(self) -> dict[str, Buffer]:

@@ -132,4 +132,7 @@ def run_kernel(op: OpKind, inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple
     """Run ``op``'s kernel; results come back as contiguous arrays of the result dtype."""
     with np.errstate(all="ignore"):
         results, new_state = KERNELS[op](inputs, state, attrs)
-    return tuple(np.ascontiguousarray(r) for r in results), tuple(np.ascontiguousarray(s) for s in new_state)
+    # np.ascontiguousarray turns a 0-d array into shape (1,); keep the shape the spec gives.
+    return tuple(np.ascontiguousarray(r).reshape(np.shape(r)) for r in results), tuple(
+        np.ascontiguousarray(s).reshape(np.shape(s)) for s in new_state
+    )

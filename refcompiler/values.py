@@ -47,12 +47,20 @@ def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str 
 
 
 def load_npz(path: str) -> dict[str, np.ndarray]:
+    """The named arrays of an ``.npz`` archive; anything else is a ``MalformedInput``."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise MalformedInput("no such file", path=path) from None
-    except (OSError, ValueError, zipfile.BadZipFile) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
+    # np.load gives a bare array for a .npy file: it has no names to bind by
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise MalformedInput("a single .npy array, not an .npz archive of named arrays", path=path)
+    try:
+        with data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
 
 
@@ -62,8 +70,14 @@ def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **dict(values))
+        # Written entry by entry rather than with np.savez(f, **values): a storage
+        # may be called "file" or "allow_pickle", which np.savez takes as its own
+        # keywords. The result is what np.savez writes: an uncompressed zip of
+        # NAME.npy members, which np.load reads.
+        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+            for name, array in values.items():
+                with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from typing import Sequence
 
 from refcompiler.errors import RefCompilerError
@@ -18,7 +19,7 @@ from refcompiler.errors import RefCompilerError
 __all__ = ["main", "COMMANDS"]
 
 # Command modules under refcompiler.cli, in the order ``refc --help`` lists them.
-COMMANDS = ("check",)
+COMMANDS = ("check", "show", "run", "compile", "mutants")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception:  # not a user's mistake but a bug in refc: exit 4, never 1 (a finding)
+        traceback.print_exc()
+        print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
+        return 4
 
 
 if __name__ == "__main__":

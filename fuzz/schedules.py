@@ -1,0 +1,222 @@
+"""Schedules to compile a graph with (DESIGN §8): the schedulers' own, seeded
+random legal orders, adversarial ones, Z3-found witnesses, and every legal
+order when a graph has few enough.
+
+Legality is that of the dependency model *in the caller's context*: under a
+mutant (``refcompiler.mutants.activate``) the orders follow the mutant's
+model, which is exactly how a wrong model shows up. The oracle checks every
+schedule the compiler accepts against the correct model (SCH-1).
+
+Orders are over ``schedulable(graph)``: the graph the compiler schedules,
+after dead-code elimination and after save cycles are broken (DESIGN §4-5).
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+import networkx as nx
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from refcompiler.deps import dependency_graph
+from refcompiler.graph import Graph
+
+__all__ = [
+    "ScheduleSource",
+    "ScheduleChoice",
+    "schedulable",
+    "random_legal_order",
+    "case_schedules",
+    "schedules",
+    "EXHAUSTIVE_LIMIT",
+]
+
+# Graphs with at most this many legal orders are checked under every one of them.
+EXHAUSTIVE_LIMIT = 24
+
+
+class ScheduleSource(enum.Enum):
+    SCHEDULER = "scheduler"  # the compiler's scheduler picks the order
+    RANDOM = "random"  # a seeded uniformly random legal order
+    ADVERSARIAL = "adversarial"  # writers as early, readers as late as legality allows
+    WITNESS = "witness"  # a Z3 model that orders a conflicting pair both ways
+    EXHAUSTIVE = "exhaustive"  # one of every legal order of a small graph
+    GIVEN = "given"  # a case's own schedule, or one a caller passes
+
+
+@dataclass(frozen=True)
+class ScheduleChoice:
+    """One way to schedule a case: an explicit ``order`` of node names, or
+    (``order is None``) the order the scheduler ``scheduler`` gives."""
+
+    source: ScheduleSource
+    order: tuple[str, ...] | None = None
+    scheduler: str | None = None
+
+    def describe(self) -> str:
+        if self.order is None:
+            return f"the {self.scheduler} scheduler's order"
+        return f"{self.source.value} order {', '.join(self.order)}"
+
+
+def schedulable(graph: Graph) -> Graph:
+    """The graph the compiler schedules: ``graph`` after graph dead-code
+    elimination and after save cycles are broken (the driver's own steps)."""
+    from refcompiler.deps import break_save_cycles
+    from refcompiler.graph_passes.dce import dce
+
+    return break_save_cycles(dce(graph))
+
+
+def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tuple[str, ...]:
+    """A uniformly random ready node each step (Kahn's algorithm). Independent
+    of the compiler's own random scheduler, so that a bug there is not shared."""
+    indegree = {n: deps.in_degree(n) for n in deps.nodes}
+    key = graph.creation_order.__getitem__
+    ready = sorted((n for n, d in indegree.items() if d == 0), key=key)
+    order: list[str] = []
+    while ready:
+        name = ready.pop(rng.randrange(len(ready)))
+        order.append(name)
+        for succ in deps.successors(name):
+            indegree[succ] -= 1
+            if indegree[succ] == 0:
+                ready.append(succ)
+        ready.sort(key=key)
+    if len(order) != len(indegree):
+        raise ValueError("the dependency graph has a cycle")
+    return tuple(order)
+
+
+def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
+    """Every legal order when there are at most ``limit``, else ``None``."""
+    from refcompiler.proofs import all_legal_orders
+
+    orders = all_legal_orders(graph, limit=limit + 1)
+    if len(orders) > limit:
+        return None
+    return [tuple(o) for o in orders]
+
+
+def _witnesses(graph: Graph) -> list[tuple[str, ...]]:
+    """Z3-found orders for each pair of nodes that touch the same storage,
+    at least one writing: one order per direction the model allows."""
+    from refcompiler.effects import node_effects
+    from refcompiler.proofs import witness_schedules
+
+    effects = node_effects(graph)
+    names = [n.name for n in graph.nodes]
+    out: list[tuple[str, ...]] = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            ea, eb = effects[a], effects[b]
+            if ea.writes & (eb.reads | eb.writes) or eb.writes & ea.reads:
+                out.extend(tuple(s) for s in witness_schedules(graph, a, b) if s)
+    return out
+
+
+def case_schedules(
+    graph: Graph,
+    *,
+    seed: int = 0,
+    schedulers: Sequence[str] = ("topo",),
+    randoms: int = 1,
+    adversarial: bool = True,
+    witnesses: bool = False,
+    exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+) -> list[ScheduleChoice]:
+    """The schedules the oracle checks a case under, deterministic in ``seed``:
+    each scheduler's own, ``randoms`` random legal orders, the adversarial
+    order, optionally Z3 witnesses, and every legal order when there are at
+    most ``exhaustive_limit``. Duplicate explicit orders are dropped.
+
+    Needs a schedulable graph: its dependency graph must be acyclic (see
+    ``schedulable``); an empty list of explicit orders otherwise.
+    """
+    choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, s) for s in schedulers]
+    deps = dependency_graph(graph)
+    if not nx.is_directed_acyclic_graph(deps):
+        return choices
+    rng = random.Random(seed)
+    explicit: list[ScheduleChoice] = [
+        ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)
+    ]
+    if adversarial:
+        from refcompiler.proofs import adversarial_schedule
+
+        explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
+    if witnesses:
+        explicit.extend(ScheduleChoice(ScheduleSource.WITNESS, o) for o in _witnesses(graph))
+    if exhaustive_limit:
+        orders = _legal_orders(graph, exhaustive_limit) or []
+        explicit.extend(ScheduleChoice(ScheduleSource.EXHAUSTIVE, o) for o in orders)
+    seen: set[tuple[str, ...]] = set()
+    for c in explicit:
+        if c.order not in seen:
+            seen.add(c.order)  # type: ignore[arg-type]
+            choices.append(c)
+    return choices
+
+
+def schedules(
+    graph: Graph,
+    *,
+    sources: Sequence[ScheduleSource] = tuple(ScheduleSource),
+    schedulers: Sequence[str] = ("topo", "memory", "random"),
+    exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+) -> st.SearchStrategy[ScheduleChoice]:
+    """A strategy of schedules for a schedulable ``graph`` (see ``schedulable``),
+    drawn from ``sources``. A random order is drawn step by step (an index
+    among the ready nodes), so it shrinks towards creation order. The
+    dependency model is the one of the calling context."""
+    sources = tuple(dict.fromkeys(sources))
+    if not sources or any(not isinstance(s, ScheduleSource) for s in sources):
+        raise InvalidArgument(f"sources must be a non-empty list of ScheduleSource, got {sources!r}")
+    deps = dependency_graph(graph)
+    if not nx.is_directed_acyclic_graph(deps):
+        raise InvalidArgument("the graph's dependency graph has a cycle; pass schedulable(graph)")
+    options: list[st.SearchStrategy[ScheduleChoice]] = []
+    for source in sources:
+        if source is ScheduleSource.SCHEDULER:
+            options.append(st.sampled_from(list(schedulers)).map(lambda s: ScheduleChoice(ScheduleSource.SCHEDULER, None, s)))
+        elif source is ScheduleSource.RANDOM:
+            options.append(_drawn_order(graph, deps))
+        elif source is ScheduleSource.ADVERSARIAL:
+            from refcompiler.proofs import adversarial_schedule
+
+            options.append(st.just(ScheduleChoice(source, tuple(adversarial_schedule(graph)))))
+        elif source is ScheduleSource.WITNESS:
+            found = _witnesses(graph)
+            if found:
+                options.append(st.sampled_from(found).map(lambda o: ScheduleChoice(ScheduleSource.WITNESS, o)))
+        elif source is ScheduleSource.EXHAUSTIVE:
+            orders = _legal_orders(graph, exhaustive_limit)
+            if orders:
+                options.append(st.sampled_from(orders).map(lambda o: ScheduleChoice(ScheduleSource.EXHAUSTIVE, o)))
+    if not options:
+        options.append(_drawn_order(graph, deps))
+    return st.one_of(options)
+
+
+def _drawn_order(graph: Graph, deps: nx.DiGraph) -> st.SearchStrategy[ScheduleChoice]:
+    @st.composite
+    def order(draw: st.DrawFn) -> ScheduleChoice:
+        indegree = {n: deps.in_degree(n) for n in deps.nodes}
+        key = graph.creation_order.__getitem__
+        ready = sorted((n for n, d in indegree.items() if d == 0), key=key)
+        out: list[str] = []
+        while ready:
+            name = ready.pop(draw(st.integers(0, len(ready) - 1)))
+            out.append(name)
+            for succ in deps.successors(name):
+                indegree[succ] -= 1
+                if indegree[succ] == 0:
+                    ready.append(succ)
+            ready.sort(key=key)
+        return ScheduleChoice(ScheduleSource.RANDOM, tuple(out))
+
+    return order()

@@ -1,0 +1,170 @@
+"""A greedy graph-level reducer, run after Hypothesis's own shrinking.
+
+Hypothesis shrinks the *choices* a graph was drawn from; a choice that no
+longer fits after an earlier one shrank often makes it keep extra nodes. This
+reducer edits the graph itself and keeps an edit whenever the graph stays
+acceptable (``acceptable``: valid, or breaking exactly the expected invariant)
+and still fails the same way (``still_fails``, typically "same signature").
+Edits, smallest result first:
+
+- ``drop_node``: remove a node; every use of its results reads a fresh
+  placeholder of the same type instead; its owned state goes with it;
+- ``bypass_node``: remove a node whose users can read one of its inputs
+  instead (same type), keeping the graph's storage structure;
+- ``drop_storage``: remove storage that nothing refers to.
+
+It repeats until no edit is kept (a local minimum: removing any single node
+loses the failure) or ``max_attempts`` edits were tried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterator
+
+import networkx as nx
+
+from specs import Dtype, OpKind, TensorType
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
+from refcompiler.verifier import infer_types, violations
+
+__all__ = ["reduce_graph", "graph_size", "drop_node", "bypass_node", "drop_storage", "candidates"]
+
+
+def graph_size(graph: Graph) -> tuple[int, int, int]:
+    """The order the reducer minimises: nodes, then storage, then elements."""
+    return (len(graph.nodes), len(graph.storage), sum(s.size for s in graph.storage))
+
+
+def _fresh_name(graph: Graph, base: str) -> str:
+    taken = set(graph.storage_by_name) | set(graph.node_by_name)
+    k = 0
+    while f"{base}{k}" in taken:
+        k += 1
+    return f"{base}{k}"
+
+
+def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
+    """Result types, or ``{}`` for a graph whose types cannot be inferred (an
+    invalid graph being reduced: a cycle, a shape that does not fit)."""
+    try:
+        return infer_types(graph)
+    except (InvariantViolation, KeyError, nx.NetworkXException):
+        return {}
+
+
+def _rewire(nodes: list[Node], old: Ref, new: Ref) -> list[Node]:
+    """Every input equal to ``old`` (or naming the same single result) becomes ``new``."""
+    out = []
+    for n in nodes:
+        inputs = tuple(new if (r.name == old.name and r.result == old.result) else r for r in n.inputs)
+        out.append(n if inputs == n.inputs else replace(n, inputs=inputs))
+    return out
+
+
+def drop_node(graph: Graph, name: str) -> Graph | None:
+    """``graph`` without node ``name``; readers of its results read fresh
+    placeholders instead. ``None`` when a used result has rank 0 (storage has
+    at least one dimension) or the graph's types cannot be inferred."""
+    node = graph.node_by_name[name]
+    types = _types(graph)
+    nodes = [n for n in graph.nodes if n.name != name]
+    storage = [s for s in graph.storage if not (s.kind is StorageKind.OWNED and s.owner == name)]
+    used = sorted({r.result for n in nodes for r in n.inputs if r.name == name})
+    current = replace(graph, storage=tuple(storage), nodes=tuple(nodes))
+    for k in used:
+        t: TensorType | None = types.get((name, k))
+        if t is None or not t.shape:
+            return None
+        init = Init(seed=0, low=0, high=1) if t.dtype is Dtype.INT32 else Init(seed=k)
+        pname = _fresh_name(current, "cut")
+        storage.append(Storage(pname, StorageKind.PLACEHOLDER, t.dtype, t.shape, init))
+        multi = len(node.spec.results) > 1
+        nodes = _rewire(nodes, Ref(name, k if multi else None), Ref(pname))
+        current = replace(graph, storage=tuple(storage), nodes=tuple(nodes))
+    return current
+
+
+def bypass_node(graph: Graph, name: str) -> Iterator[Graph]:
+    """``graph`` without node ``name`` (a single-result node), its readers
+    reading instead one of its inputs of the result's type."""
+    node = graph.node_by_name[name]
+    if len(node.spec.results) != 1 or node.state:
+        return
+    types = _types(graph)
+    result = types.get((name, 0))
+    if result is None:
+        return
+
+    def type_of(r: Ref) -> TensorType | None:
+        s = graph.storage_by_name.get(r.name)
+        if s is not None and r.index is None:
+            return TensorType(s.shape, s.dtype)
+        return types.get((r.name, r.result))
+
+    for ref in dict.fromkeys(node.inputs):
+        if type_of(ref) != result:
+            continue
+        nodes = _rewire([n for n in graph.nodes if n.name != name], Ref(name), ref)
+        yield replace(graph, nodes=tuple(nodes))
+
+
+def drop_storage(graph: Graph, name: str) -> Graph | None:
+    """``graph`` without storage ``name``, if nothing refers to it."""
+    for n in graph.nodes:
+        if any(r.name == name for r in n.inputs) or name in n.state:
+            return None
+        if n.op is OpKind.SAVE and n.target == name:
+            return None
+    return replace(graph, storage=tuple(s for s in graph.storage if s.name != name))
+
+
+def candidates(graph: Graph) -> Iterator[Graph]:
+    """Every single edit of ``graph``, later nodes first (sinks go first)."""
+    for node in reversed(graph.nodes):
+        dropped = drop_node(graph, node.name)
+        if dropped is not None:
+            yield dropped
+        yield from bypass_node(graph, node.name)
+    for s in reversed(graph.storage):
+        dropped = drop_storage(graph, s.name)
+        if dropped is not None:
+            yield dropped
+
+
+def valid(graph: Graph) -> bool:
+    return not violations(graph)
+
+
+def breaks_only(invariant: str) -> Callable[[Graph], bool]:
+    """A graph that breaks ``invariant`` and nothing else."""
+    return lambda g: {v.invariant for v in violations(g)} == {invariant}
+
+
+def reduce_graph(
+    graph: Graph,
+    still_fails: Callable[[Graph], bool],
+    *,
+    acceptable: Callable[[Graph], bool] = valid,
+    max_attempts: int = 300,
+) -> Graph:
+    """A local minimum of ``graph`` under the edits above: the smallest graph
+    found that is ``acceptable`` and ``still_fails``. ``still_fails`` is only
+    asked about acceptable graphs; ``graph`` itself is assumed to fail."""
+    attempts = 0
+    improved = True
+    while improved and attempts < max_attempts:
+        improved = False
+        for candidate in candidates(graph):
+            if graph_size(candidate) >= graph_size(graph) or not acceptable(candidate):
+                continue
+            attempts += 1
+            if still_fails(candidate):
+                graph = candidate
+                improved = True
+                break
+            if attempts >= max_attempts:
+                break
+    return graph

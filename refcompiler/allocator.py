@@ -1,0 +1,80 @@
+"""The arena allocator (DESIGN §5): offsets from live intervals, first fit.
+
+Every activation (a name an ``alloc`` defines) gets a byte offset in one flat
+arena; a ``view`` takes no space of its own. An activation is live from the
+first to the last instruction that uses it, directly or through a view (see
+``live_interval``); two activations whose intervals share an instruction get
+disjoint bytes, and space is reused once its activation is dead. Sizes are
+rounded up to ``ALIGN`` bytes, so every offset is a multiple of ``ALIGN``.
+
+After placing, ``allocate`` checks MEM-1 with the IR verifier's own liveness
+(``refcompiler.ir_verifier.check_mem1``, alloc to dealloc), which does not
+trust ``live_interval``. The two agree on programs whose ``alloc`` comes right
+before the first use and ``dealloc`` right after the last one, up to other
+allocs, deallocs and views in between: what lowering and the passes produce.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from refcompiler.ir import Opcode, Program
+from refcompiler.ir_analysis import activations, name_types, uses_of
+from refcompiler.ir_verifier import check_mem1
+from refcompiler.variants import swappable
+
+__all__ = ["allocate", "live_interval", "ALIGN"]
+
+ALIGN = 16
+
+
+@swappable
+def live_interval(program: Program, name: str) -> tuple[int, int]:
+    """First and last instruction index at which activation ``name`` is live:
+    the first and the last instruction that uses it or a view of it (a view
+    instruction counts). An activation nothing uses is live at its ``alloc``."""
+    used = uses_of(program, name)
+    if used:
+        return used[0], used[-1]
+    at = next(i for i, instr in enumerate(program.instrs) if instr.opcode is Opcode.ALLOC and instr.name == name)
+    return at, at
+
+
+def allocate(program: Program) -> Program:
+    """``program`` with ``offsets`` (in ``alloc`` order) and ``peak_bytes`` set.
+
+    Activations are placed in order of their interval's start, each at the
+    lowest offset where it overlaps no activation live at the same time
+    (first fit). Raises MEM-1 (``InvariantViolation``) if the result overlaps
+    two simultaneously live activations in the IR verifier's view.
+    """
+    names = activations(program)
+    types = name_types(program)
+    intervals = {n: live_interval(program, n) for n in names}
+    sizes = {n: _aligned(types[n].nbytes) for n in names}
+    placed: list[tuple[int, int, int]] = []  # (offset, size, interval end) of the activations placed so far
+    offsets: dict[str, int] = {}
+    for name in sorted(names, key=lambda n: intervals[n][0]):
+        start, end = intervals[name]
+        # only activations still live at ``start`` can collide: later ones are placed later
+        busy = sorted((off, size) for off, size, last in placed if last >= start)
+        offsets[name] = _first_fit(busy, sizes[name])
+        placed.append((offsets[name], sizes[name], end))
+    peak = max((offsets[n] + sizes[n] for n in names), default=0)
+    result = replace(program, offsets=tuple((n, offsets[n]) for n in names), peak_bytes=peak)
+    check_mem1(result)
+    return result
+
+
+def _first_fit(busy: list[tuple[int, int]], size: int) -> int:
+    """The lowest offset where ``size`` bytes fit between the ``busy`` blocks (sorted)."""
+    offset = 0
+    for start, length in busy:
+        if offset + size <= start:
+            return offset
+        offset = max(offset, start + length)
+    return offset
+
+
+def _aligned(nbytes: int) -> int:
+    return max(ALIGN, -(-nbytes // ALIGN) * ALIGN)

@@ -1,0 +1,108 @@
+"""``refc run G``: execute a graph, compiled (default) or with the reference interpreter.
+
+``refc run G --reference [--runs N] [--inputs F.npz] [--out F.npz]`` runs the
+schedule-free reference interpreter (DESIGN §2) ``N`` times; without
+``--reference`` the graph is compiled (``--schedule``/``--scheduler``,
+``--seed``, ``--pipeline``) and the compiled program executed. Either way:
+
+- the graph is verified first: an invalid graph is exit 1, one line per
+  violation with its invariant id;
+- ``--inputs`` replaces initial values by storage name (a bad key, shape or
+  dtype is exit 2 naming the file and the key);
+- ``--out`` writes every placeholder and owned variable after the last run to
+  an ``.npz`` keyed by storage name; without it a short summary is printed;
+- a run-time error (an embedding id out of range) is exit 1, one line naming
+  the node and the id.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refcompiler.driver import add_compile_arguments, compile_from_args, run_compiled
+from refcompiler.errors import ExecutionError, UsageError
+from refcompiler.graph import Graph
+from refcompiler.printer import values_text
+from refcompiler.reference import run_reference
+from refcompiler.values import Values, bind_inputs, load_npz, save_npz
+from refcompiler.verifier import violations
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="execute a graph (compiled, or --reference) and print or save the final values")
+    add_graph_argument(p)
+    p.add_argument(
+        "--reference",
+        action="store_true",
+        help="run the schedule-free reference interpreter instead of compiling",
+    )
+    p.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="run N times in a row (default 1)")
+    p.add_argument("--inputs", metavar="F.npz", help="initial values by storage name (placeholders, owned variables)")
+    p.add_argument("--out", metavar="F.npz", help="write the final placeholders and owned variables here")
+    add_mutant_argument(p)
+    add_compile_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs at least 1, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    graph = load(args)
+    found = violations(graph)
+    for v in found:
+        names = f" [{', '.join(v.names)}]" if v.names else ""
+        print(f"{args.graph}: {v.invariant}: {v.detail}{names}")
+    if found:
+        return 1
+    inputs = _inputs(graph, args.inputs)
+    try:
+        values = _reference(graph, inputs, args.runs) if args.reference else _compiled(graph, inputs, args)
+    except ExecutionError as e:
+        raise ExecutionError(f"{args.graph}: {e}", node=e.node) from None
+    if args.out:
+        _write(args.out, values)
+        print(f"{args.graph}: wrote {len(values)} arrays after {_runs(args.runs)} to {args.out}")
+    else:
+        how = "reference" if args.reference else "compiled"
+        print(f"{args.graph}: {how}, after {_runs(args.runs)}:")
+        print(values_text(graph, values), end="")
+    return 0
+
+
+def _runs(n: int) -> str:
+    return "1 run" if n == 1 else f"{n} runs"
+
+
+def _inputs(graph: Graph, path: str | None) -> dict[str, np.ndarray] | None:
+    """The ``--inputs`` overrides, checked against the graph's storage (exit 2 naming file and key)."""
+    if path is None:
+        return None
+    overrides = load_npz(path)
+    bind_inputs(graph, overrides, path=path)
+    return overrides
+
+
+def _reference(graph: Graph, inputs: dict[str, np.ndarray] | None, runs: int) -> Values:
+    return run_reference(graph, inputs, runs=runs)
+
+
+def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse.Namespace) -> Values:
+    return run_compiled(compile_from_args(graph, args), inputs, runs=args.runs)
+
+
+def _write(path: str, values: Values) -> None:
+    try:
+        save_npz(path, values)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None

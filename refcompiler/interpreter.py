@@ -1,0 +1,299 @@
+"""The IR interpreter (DESIGN §5): runs an allocated program on real memory,
+under the sanitizer (``refcompiler.sanitizer``).
+
+The execution contract, which is what makes aliasing bugs visible:
+
+- memory is real: one ``uint8`` arena of ``peak_bytes`` and one byte buffer
+  per module buffer; every operand is a numpy view of its bytes
+  (``.view(dtype).reshape(shape)``), so views and shared buffers alias;
+- ``alloc`` fills its region with poison (``0xFF`` bytes: a NaN as float32,
+  -1 as int32); ``dealloc`` poisons the bytes its activation still owns;
+- before a data instruction runs, each ``@out`` is poisoned unless it is in a
+  declared in-place pair (``spec_of(op).inplace_inputs(k)``) with an input it
+  aliases exactly; a ``copy`` is never in place;
+- results are produced one after another in operand order (the ``@out``
+  results, then the ``@inout`` state); each is committed in chunks of its
+  flat (row-major) element range, in index order, at least two when it has two
+  or more elements. Each chunk runs the whole-tensor kernel
+  (``refcompiler.kernels.run_kernel``) on the operands as they are in memory
+  at that moment and keeps that chunk's slice; a ``copy`` copies chunk by
+  chunk the same way. So an elementwise op in place stays exact, while a
+  stencil, a transpose, or a result over an input a later result still reads
+  goes wrong, as a real kernel would.
+
+Module buffers start from their values (constants from their ``init``); a
+second run starts from the first run's placeholders and owned state, with a
+fresh arena. The sanitizer reports the first bad access as an
+``InvariantViolation``; a kernel's run-time error (an embedding id out of
+range) is an ``ExecutionError`` naming the node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from specs import TensorType
+
+from refcompiler.errors import ExecutionError, UsageError
+from refcompiler.graph import Storage, StorageKind, initial_value
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.kernels import run_kernel
+from refcompiler.sanitizer import Shadow, violation
+from refcompiler.spec import spec_of
+
+__all__ = ["execute", "POISON", "CHUNKS"]
+
+POISON = 0xFF
+CHUNKS = 3  # chunks per result (fewer when it has fewer elements)
+
+
+def execute(program: Program, values: Mapping[str, np.ndarray], *, runs: int = 1) -> dict[str, np.ndarray]:
+    """Run the allocated ``program`` ``runs`` times; return every placeholder and
+    owned buffer after the last run (fresh arrays).
+
+    ``values`` gives placeholders and owned buffers their starting values; one
+    not given starts from its ``init``. Raises ``InvariantViolation`` from the
+    sanitizer, ``ExecutionError`` for a run-time error, ``UsageError`` for a
+    program without arena offsets or a value that does not fit its buffer.
+    """
+    machine = _Machine(program)
+    machine.load(values)
+    for _ in range(runs):
+        machine.run()
+    return machine.read_back()
+
+
+@dataclass(frozen=True)
+class _Loc:
+    """Where an operand's bytes are: ``memory[lo:hi]`` seen as ``type``.
+
+    ``origin`` is the activation or module buffer behind the name; ``buffer``
+    is that module buffer, ``None`` for the arena."""
+
+    origin: str
+    memory: np.ndarray
+    lo: int
+    hi: int
+    type: TensorType
+    buffer: Buffer | None
+
+    def array(self) -> np.ndarray:
+        return self.memory[self.lo : self.hi].view(np.dtype(self.type.dtype.value)).reshape(self.type.shape)
+
+    def flat(self) -> np.ndarray:
+        return self.memory[self.lo : self.hi].view(np.dtype(self.type.dtype.value))
+
+    def same_bytes(self, other: "_Loc") -> bool:
+        return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
+
+    @property
+    def size(self) -> int:
+        return self.type.size
+
+
+class _Machine:
+    def __init__(self, program: Program):
+        if program.peak_bytes is None:
+            raise UsageError(f"program {program.name!r} is not allocated (run refcompiler.allocator.allocate first)")
+        self.program = program
+        self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
+        self.module = {b.name: np.zeros(b.type.nbytes, dtype=np.uint8) for b in program.buffers}
+        self.offsets = program.offset_of
+        self.alloc_types: dict[str, TensorType] = {}
+        self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        for instr in program.instrs:
+            if instr.opcode is Opcode.ALLOC and instr.type is not None:
+                self.alloc_types.setdefault(instr.name, instr.type)
+            elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
+                self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+        self.shadow = Shadow(program, program.peak_bytes)
+        self.index = 0
+
+    # -- module memory ---------------------------------------------------------
+
+    def load(self, values: Mapping[str, np.ndarray]) -> None:
+        unknown = sorted(set(values) - {b.name for b in self.program.buffers if b.kind is not BufferKind.CONSTANT})
+        if unknown:
+            raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
+        for b in self.program.buffers:
+            dtype = np.dtype(b.type.dtype.value)
+            if b.kind is not BufferKind.CONSTANT and b.name in values:
+                value = np.asarray(values[b.name])
+                if value.shape != b.type.shape or value.dtype != dtype:
+                    raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
+            else:
+                storage = Storage(b.name, StorageKind(b.kind.value), b.type.dtype, b.type.shape, init=b.init, owner=b.owner)
+                value = initial_value(storage)
+            self.module[b.name][:] = np.ascontiguousarray(value, dtype=dtype).reshape(-1).view(np.uint8)
+
+    def read_back(self) -> dict[str, np.ndarray]:
+        out = {}
+        for b in self.program.buffers:
+            if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED):
+                out[b.name] = self.module[b.name].view(np.dtype(b.type.dtype.value)).reshape(b.type.shape).copy()
+        return out
+
+    # -- one run ---------------------------------------------------------------
+
+    def run(self) -> None:
+        self.arena.fill(POISON)
+        self.shadow.reset()
+        for index, instr in enumerate(self.program.instrs):
+            self.index = index
+            if instr.opcode is Opcode.ALLOC:
+                self.alloc(instr)
+            elif instr.opcode is Opcode.DEALLOC:
+                self.dealloc(instr)
+            elif instr.opcode is Opcode.VIEW:
+                self.view(instr)
+            elif instr.opcode is Opcode.COPY:
+                self.copy(instr)
+            else:
+                self.kernel(instr)
+        self.shadow.finish()
+
+    def fail(self, inv: str, message: str, *names: str) -> Exception:
+        return violation(self.program, self.index, inv, message, *names)
+
+    def region(self, name: str) -> tuple[int, int]:
+        """The arena bytes of activation ``name``."""
+        if name not in self.offsets:
+            raise self.fail("MEM-1", f"activation {name} has no arena offset", name)
+        lo = self.offsets[name]
+        hi = lo + self.alloc_types[name].nbytes
+        if lo < 0 or hi > self.arena.size:
+            raise self.fail("MEM-1", f"{name} at bytes [{lo}, {hi}) lies outside the arena of {self.arena.size} bytes", name)
+        return lo, hi
+
+    def alloc(self, instr: Instr) -> None:
+        if instr.name not in self.alloc_types:
+            raise self.fail("IR-1", f"alloc of {instr.name} without a type", instr.name)
+        lo, hi = self.region(instr.name)
+        self.shadow.alloc(self.index, instr.name, lo, hi)
+        self.arena[lo:hi] = POISON
+
+    def dealloc(self, instr: Instr) -> None:
+        if instr.name not in self.alloc_types:
+            raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
+        lo, hi = self.region(instr.name)
+        mine = self.shadow.dealloc(self.index, instr.name, lo, hi)
+        self.arena[lo:hi][mine] = POISON
+
+    def view(self, instr: Instr) -> None:
+        if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
+            raise self.fail("IR-1", "a view takes one @in source and has a type", instr.name)
+        source = self.resolve(instr.operands[0])
+        if source.buffer is not None:
+            self.shadow.check_access(self.index, instr, instr.operands[0], source.buffer)
+        if instr.type.nbytes != source.hi - source.lo:
+            raise self.fail("IR-1", f"view {instr.name} ({instr.type}) does not cover its source's {source.hi - source.lo} bytes", instr.name)
+        self.shadow.define_view(instr.name)
+
+    # -- operands ----------------------------------------------------------------
+
+    def resolve(self, operand: Operand) -> _Loc:
+        """Where ``operand``'s bytes are now; IR-1 unless it names a module buffer,
+        a live activation, or a defined view of one."""
+        name = operand.name
+        chain = [name]
+        type_: TensorType | None = None
+        while name in self.views and name not in self.alloc_types:
+            self.shadow.check_view_defined(self.index, name)
+            source, view_type = self.views[name]
+            type_ = type_ or view_type
+            if source in chain:
+                raise self.fail("IR-1", f"views {' -> '.join(chain + [source])} form a cycle", name)
+            chain.append(source)
+            name = source
+        buffer = self.program.buffer_by_name.get(name)
+        if buffer is not None:
+            memory = self.module[name]
+            return _Loc(name, memory, 0, memory.size, type_ or buffer.type, buffer)
+        if name in self.alloc_types:
+            self.shadow.check_activation_live(self.index, operand.name, name)
+            lo, hi = self.region(name)
+            return _Loc(name, self.arena, lo, hi, type_ or self.alloc_types[name], None)
+        raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+
+    def prepare(self, instr: Instr) -> list[_Loc]:
+        """Resolve every operand, then check access rights, then the bytes it reads."""
+        locs = [self.resolve(o) for o in instr.operands]
+        for operand, loc in zip(instr.operands, locs, strict=True):
+            if loc.buffer is not None:
+                self.shadow.check_access(self.index, instr, operand, loc.buffer)
+        for operand, loc in zip(instr.operands, locs, strict=True):
+            if operand.kind.reads and loc.buffer is None:
+                self.shadow.check_read(self.index, operand, loc.origin, loc.lo, loc.hi)
+        return locs
+
+    def commit(self, target: _Loc, chunk_value) -> None:  # type: ignore[no-untyped-def]
+        """Write ``target`` chunk by chunk; ``chunk_value()`` recomputes the whole
+        value from memory as it is now, of which each chunk keeps its slice."""
+        flat = target.flat()
+        for lo, hi in _chunks(target.size):
+            value = chunk_value()
+            if value.shape != target.type.shape or value.dtype != flat.dtype:
+                raise self.fail(
+                    "IR-1",
+                    f"the instruction produces {value.dtype}{list(value.shape)} for {target.origin}, which is {target.type}",
+                    target.origin,
+                )
+            flat[lo:hi] = value.reshape(-1)[lo:hi]
+        if target.buffer is None:
+            self.shadow.wrote(target.lo, target.hi)
+
+    # -- data instructions ---------------------------------------------------------
+
+    def copy(self, instr: Instr) -> None:
+        kinds = [o.kind for o in instr.operands]
+        if kinds != [OperandKind.OUT, OperandKind.IN]:
+            raise self.fail("IR-1", "a copy takes @out destination, @in source", instr.name)
+        dest, source = self.prepare(instr)
+        if dest.type != source.type:
+            raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
+        self.poison(dest)
+        self.commit(dest, lambda: source.array().copy())
+
+    def kernel(self, instr: Instr) -> None:
+        if instr.op is None:
+            raise self.fail("IR-1", "a kernel without an op", instr.name)
+        spec = spec_of(instr.op)
+        kinds = [o.kind for o in instr.operands]
+        n_out, n_in, n_state = (kinds.count(k) for k in (OperandKind.OUT, OperandKind.IN, OperandKind.INOUT))
+        expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
+        inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
+        if kinds != expected or n_out != len(spec.results) or not inputs_ok or n_state != len(spec.state):
+            raise self.fail("IR-1", f"{spec.name} takes its results @out, inputs @in, state @inout, in that order", instr.name)
+        locs = self.prepare(instr)
+        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
+        for k, out in enumerate(outs):
+            if not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
+                self.poison(out)
+        attrs = instr.attr_dict()
+
+        def compute(j: int) -> np.ndarray:
+            results, new_state = self.run_kernel(instr, [l.array() for l in ins], [l.array() for l in state], attrs)
+            return (results + new_state)[j]
+
+        for j, target in enumerate(outs + state):
+            self.commit(target, lambda j=j: compute(j))
+
+    def run_kernel(self, instr: Instr, ins: list[np.ndarray], state: list[np.ndarray], attrs: dict[str, object]):  # type: ignore[no-untyped-def]
+        try:
+            return run_kernel(instr.op, ins, state, attrs)  # type: ignore[arg-type]
+        except ExecutionError as e:
+            op = instr.op.value if instr.op is not None else "?"
+            raise ExecutionError(f"node '{instr.name}' ({op}): {e}", node=instr.name) from None
+
+    def poison(self, loc: _Loc) -> None:
+        loc.memory[loc.lo : loc.hi] = POISON
+
+
+def _chunks(size: int) -> list[tuple[int, int]]:
+    """``CHUNKS`` consecutive pieces of ``range(size)`` (at least two when ``size >= 2``)."""
+    k = max(1, min(size, CHUNKS))
+    bounds = [size * i // k for i in range(k + 1)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))

@@ -1,0 +1,485 @@
+"""The IR verifier: IR-1..IR-6 and MEM-1 (DESIGN §6), checked statically over
+the flat instruction list.
+
+``program_violations(program)`` walks the instructions once, in order, and
+lists every broken invariant it finds (in instruction order, MEM-1 last);
+``verify_program`` raises the first. Each violation names the invariant id,
+the instruction (index and text) and shows the instructions around it.
+
+Checked, per id (a name's *origin* is what its chain of views bottoms out at;
+see ``refcompiler.ir_analysis``):
+
+- IR-1: every data operand and view source is a module buffer, an allocated and
+  not yet deallocated activation, or a view whose origin is one; names are
+  defined before they are used and defined once; each activation is
+  ``alloc``-ed once and ``dealloc``-ed once, after its ``alloc``; an
+  instruction's operands follow its signature (a kernel: the op's results
+  ``@out``, inputs ``@in``, state ``@inout``, in that order; a copy:
+  ``@out`` then ``@in`` of one type; a view: one ``@in``, as many bytes).
+- IR-2: an ``@in``/``@inout`` operand whose origin is an activation reads it
+  only after an earlier instruction wrote it (directly or through a view).
+- IR-3: no operand whose origin is a constant is ``@out``/``@inout``.
+- IR-4: a placeholder is written only by its save (``program.saves``): the
+  ``copy`` named after the save node or, after copy elimination, the
+  ``kernel`` named after the producer of the saved value; by one instruction
+  at most; the writing instruction does not read it; and no instruction reads
+  it (directly or through a view) after a save ``copy`` wrote it. Reads after
+  the producer wrote it are allowed: they are reads of the saved value by its
+  consumers, renamed by copy elimination (whether that renaming was legal is
+  seen only by running the program: the IR does not say which reads meant the
+  entry value).
+- IR-5: an owned buffer appears only as an ``@inout`` operand, by its own
+  name, of its owner's kernel (``instr.name == buffer.owner``); never as a
+  view's source.
+- IR-6: no two written operands of one instruction share an origin; a result
+  ``@out`` shares an origin with an ``@in`` operand only if the spec's
+  in-place list for that result allows that input's position and the two
+  have the same type (a copy allows none); a state ``@inout`` never shares an
+  origin with an ``@in``.
+- MEM-1 (only when ``program.offsets`` is set): every activation has an
+  offset inside the arena, and two activations live at the same time (from
+  ``alloc`` to ``dealloc``, both inclusive, computed here and not by the
+  allocator) never overlap in bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from specs import TensorType
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir_analysis import live_ranges, view_sources
+from refcompiler.spec import spec_of
+
+__all__ = [
+    "verify_program",
+    "program_violations",
+    "check_mem1",
+    "mem1_violations",
+    "format_instr",
+    "format_operand",
+    "instr_context",
+]
+
+# Instructions shown on each side of a fault.
+CONTEXT_LINES = 2
+
+
+def verify_program(program: Program) -> None:
+    """Raise the first violation of IR-1..IR-6 (and MEM-1 when offsets are set)."""
+    found = program_violations(program)
+    if found:
+        raise found[0]
+
+
+def program_violations(program: Program) -> list[InvariantViolation]:
+    """Every violation found, in instruction order; MEM-1 ones last."""
+    walk = _Walk(program)
+    for index, instr in enumerate(program.instrs):
+        walk.step(index, instr)
+    walk.finish()
+    found = list(walk.found)
+    if program.offsets:
+        found.extend(mem1_violations(program))
+    return found
+
+
+def check_mem1(program: Program) -> None:
+    """Raise the first MEM-1 violation: simultaneously live activations overlapping in the arena."""
+    found = mem1_violations(program)
+    if found:
+        raise found[0]
+
+
+# ---------------------------------------------------------------------------
+# Formatting
+
+
+def format_operand(operand: Operand) -> str:
+    return f"@{operand.kind.value} {operand.name}"
+
+
+def _format_attr(value: object) -> str:
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return repr(value)
+
+
+def format_instr(instr: Instr) -> str:
+    """One line of text for an instruction (used in error messages)."""
+    operands = ", ".join(format_operand(o) for o in instr.operands)
+    if instr.opcode is Opcode.ALLOC:
+        return f"alloc {instr.name}: {instr.type}"
+    if instr.opcode is Opcode.DEALLOC:
+        return f"dealloc {instr.name}"
+    if instr.opcode is Opcode.VIEW:
+        source = ", ".join(o.name for o in instr.operands)
+        return f"view {instr.name} = {source}: {instr.type}"
+    if instr.opcode is Opcode.COPY:
+        return f"copy {instr.name}({operands})"
+    op = instr.op.value if instr.op is not None else "?"
+    attrs = "".join(f" {k}={_format_attr(v)}" for k, v in instr.attrs)
+    return f"kernel {op} {instr.name}({operands}){attrs}"
+
+
+def instr_context(program: Program, index: int, lines: int = CONTEXT_LINES) -> str:
+    """The instructions around ``index``, the faulty one marked with ``>``."""
+    lo = max(0, index - lines)
+    hi = min(len(program.instrs), index + lines + 1)
+    width = len(str(hi))
+    out = []
+    for i in range(lo, hi):
+        mark = ">" if i == index else " "
+        out.append(f"  {mark} {i:>{width}}  {format_instr(program.instrs[i])}")
+    return "\n".join(out)
+
+
+def _violation(program: Program, inv: str, index: int, message: str, *names: str) -> InvariantViolation:
+    instr = program.instrs[index]
+    text = f"instruction {index} `{format_instr(instr)}`: {message}"
+    return InvariantViolation(inv, text, names=names, context=instr_context(program, index))
+
+
+# ---------------------------------------------------------------------------
+# IR-1 .. IR-6: one walk over the instructions
+
+
+@dataclass
+class _Walk:
+    """State of the walk: what is defined, live, initialised and written so far."""
+
+    program: Program
+    found: list[InvariantViolation] = field(default_factory=list)
+    allocated: dict[str, int] = field(default_factory=dict)  # activation -> its alloc
+    freed: dict[str, int] = field(default_factory=dict)  # activation -> its dealloc
+    views: dict[str, str] = field(default_factory=dict)  # view -> its source
+    types: dict[str, TensorType] = field(default_factory=dict)  # activations and views
+    initialised: set[str] = field(default_factory=set)  # activation origins written so far
+    placeholder_writer: dict[str, int] = field(default_factory=dict)
+    saved_by_copy: dict[str, int] = field(default_factory=dict)  # placeholders a copy wrote
+
+    def __post_init__(self) -> None:
+        self.buffers: dict[str, Buffer] = self.program.buffer_by_name
+        # Where each name is defined, to tell "defined later" from "never defined".
+        self.defined_at: dict[str, int] = {}
+        for i, instr in enumerate(self.program.instrs):
+            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
+                self.defined_at.setdefault(instr.name, i)
+        # Who may write each placeholder (IR-4): its save's copy, or the kernel
+        # producing the saved value once copy elimination has removed the copy.
+        self.allowed_writers: dict[str, set[tuple[Opcode, str]]] = {}
+        for save in self.program.saves:
+            writers = self.allowed_writers.setdefault(save.target, set())
+            writers.add((Opcode.COPY, save.node))
+            if save.producer is not None:
+                writers.add((Opcode.KERNEL, save.producer))
+        self.index = 0
+
+    def report(self, inv: str, message: str, *names: str) -> None:
+        self.found.append(_violation(self.program, inv, self.index, message, *names))
+
+    # -- name resolution -------------------------------------------------
+
+    def origin(self, name: str) -> str:
+        seen = {name}
+        while name in self.views and self.views[name] not in seen:
+            name = self.views[name]
+            seen.add(name)
+        return name
+
+    def type_of(self, name: str) -> TensorType | None:
+        if name in self.buffers:
+            return self.buffers[name].type
+        return self.types.get(name)
+
+    def unresolved(self, name: str) -> str | None:
+        """Why ``name`` is not usable here (IR-1), or ``None`` if it is."""
+        root = self.origin(name)
+        via = f" (a view of {root})" if root != name else ""
+        if root in self.buffers:
+            return None
+        if root in self.freed:
+            return f"{name}{via} is used after its dealloc at instruction {self.freed[root]}"
+        if root in self.allocated:
+            return None
+        later = self.defined_at.get(root)
+        if later is not None and later > self.index:
+            return f"{name}{via} is used before its definition at instruction {later}"
+        return f"{name}{via} is not a module buffer, an allocation or a view"
+
+    def kind_of(self, root: str) -> BufferKind:
+        buffer = self.buffers.get(root)
+        return buffer.kind if buffer is not None else BufferKind.ACTIVATION
+
+    def fresh(self, name: str) -> bool:
+        """IR-1: a name is defined once and never shadows a module buffer."""
+        if name in self.buffers:
+            self.report("IR-1", f"{name} is a module buffer and cannot be defined again", name)
+            return False
+        if name in self.allocated or name in self.views:
+            self.report("IR-1", f"{name} is defined twice", name)
+            return False
+        return True
+
+    # -- instructions ----------------------------------------------------
+
+    def step(self, index: int, instr: Instr) -> None:
+        self.index = index
+        handler = {
+            Opcode.ALLOC: self.alloc,
+            Opcode.DEALLOC: self.dealloc,
+            Opcode.VIEW: self.view,
+            Opcode.COPY: self.data,
+            Opcode.KERNEL: self.data,
+        }[instr.opcode]
+        handler(instr)
+
+    def own_operands_ok(self, instr: Instr) -> bool:
+        """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
+        if all(o.name == instr.name for o in instr.operands) and len(instr.operands) <= 1:
+            return True
+        self.report("IR-1", f"{instr.opcode.value} takes no operand but its own name {instr.name}", instr.name)
+        return False
+
+    def alloc(self, instr: Instr) -> None:
+        if not self.own_operands_ok(instr) or not self.fresh(instr.name):
+            return
+        if instr.type is None:
+            self.report("IR-1", f"alloc of {instr.name} has no type", instr.name)
+            return
+        self.allocated[instr.name] = self.index
+        self.types[instr.name] = instr.type
+
+    def dealloc(self, instr: Instr) -> None:
+        if not self.own_operands_ok(instr):
+            return
+        name = instr.name
+        if name in self.freed:
+            self.report("IR-1", f"{name} is deallocated twice (first at instruction {self.freed[name]})", name)
+        elif name in self.allocated:
+            self.freed[name] = self.index
+        elif name in self.buffers:
+            self.report("IR-1", f"{name} is a module buffer, which is never deallocated", name)
+        elif name in self.views:
+            self.report("IR-1", f"{name} is a view, which is never deallocated (its origin is)", name)
+        elif self.defined_at.get(name, -1) > self.index:
+            self.report("IR-1", f"{name} is deallocated before its alloc at instruction {self.defined_at[name]}", name)
+        else:
+            self.report("IR-1", f"{name} is deallocated but never allocated", name)
+
+    def view(self, instr: Instr) -> None:
+        if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN:
+            self.report("IR-1", "a view takes exactly one @in operand, its source", instr.name)
+            return
+        source = instr.operands[0].name
+        problem = self.unresolved(source)
+        if problem is not None:
+            self.report("IR-1", problem, source)
+            return
+        if not self.fresh(instr.name):
+            return
+        if instr.type is None:
+            self.report("IR-1", f"view {instr.name} has no type", instr.name)
+            return
+        source_type = self.type_of(source)
+        if source_type is not None and source_type.nbytes != instr.type.nbytes:
+            self.report("IR-1", f"view {instr.name}: {instr.type} does not cover {source}: {source_type}", instr.name)
+        root = self.origin(source)
+        if self.kind_of(root) is BufferKind.OWNED:
+            self.report("IR-5", f"owned buffer {root} is the source of a view; only its owner may refer to it", root)
+        self.views[instr.name] = source
+        self.types[instr.name] = instr.type
+
+    def data(self, instr: Instr) -> None:
+        # A malformed signature is reported, and the operands are still walked
+        # so that one fault does not cascade into reports about later reads.
+        well_formed = self.signature_ok(instr)
+        resolved: list[tuple[int, Operand, str]] = []  # (position, operand, origin)
+        for position, operand in enumerate(instr.operands):
+            problem = self.unresolved(operand.name)
+            if problem is not None:
+                self.report("IR-1", problem, operand.name)
+            else:
+                resolved.append((position, operand, self.origin(operand.name)))
+        for position, operand, root in resolved:
+            self.check_ir3(operand, root)
+            self.check_ir5(instr, operand, root)
+        self.check_ir2(resolved)
+        self.check_ir4(instr, resolved)
+        if well_formed:  # in-place rules need the op and operand positions
+            self.check_ir6(instr, resolved)
+        for _, operand, root in resolved:
+            if operand.kind.writes:
+                self.initialised.add(root)
+
+    # -- signatures (IR-1) -------------------------------------------------
+
+    def signature_ok(self, instr: Instr) -> bool:
+        kinds = [o.kind for o in instr.operands]
+        if instr.opcode is Opcode.COPY:
+            if kinds != [OperandKind.OUT, OperandKind.IN]:
+                self.report("IR-1", "a copy takes @out destination, @in source", instr.name)
+                return False
+            dest, source = (self.type_of(o.name) for o in instr.operands)
+            if dest is not None and source is not None and dest != source:
+                self.report("IR-1", f"copy from {source} into {dest}", instr.name)
+                return False
+            return True
+        if instr.op is None:
+            self.report("IR-1", "a kernel without an op", instr.name)
+            return False
+        spec = spec_of(instr.op)
+        n_out, n_in, n_state = (kinds.count(k) for k in (OperandKind.OUT, OperandKind.IN, OperandKind.INOUT))
+        expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
+        inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
+        if kinds != expected or n_out != len(spec.results) or not inputs_ok or n_state != len(spec.state):
+            want = f"{len(spec.results)} @out, {'1 or more' if spec.variadic else len(spec.inputs)} @in, {len(spec.state)} @inout"
+            self.report("IR-1", f"{spec.name} takes {want}, in that order", instr.name)
+            return False
+        return True
+
+    # -- per-invariant checks ---------------------------------------------
+
+    def check_ir2(self, resolved: list[tuple[int, Operand, str]]) -> None:
+        # Reads of one instruction happen before its writes, so an in-place
+        # instruction does not initialise its own input.
+        for _, operand, root in resolved:
+            if operand.kind.reads and root in self.allocated and root not in self.initialised:
+                via = f" (through {operand.name})" if operand.name != root else ""
+                self.report("IR-2", f"{root}{via} is read before anything writes it", root)
+
+    def check_ir3(self, operand: Operand, root: str) -> None:
+        if operand.kind.writes and self.kind_of(root) is BufferKind.CONSTANT:
+            via = f" (through {operand.name})" if operand.name != root else ""
+            self.report("IR-3", f"constant {root}{via} is written (@{operand.kind.value})", root)
+
+    def check_ir4(self, instr: Instr, resolved: list[tuple[int, Operand, str]]) -> None:
+        placeholders = [(o, r) for _, o, r in resolved if self.kind_of(r) is BufferKind.PLACEHOLDER]
+        written_here = {r for o, r in placeholders if o.kind.writes}
+        for operand, root in placeholders:
+            if not operand.kind.reads:
+                continue
+            via = f" (through {operand.name})" if operand.name != root else ""
+            if root in self.saved_by_copy:
+                at = self.saved_by_copy[root]
+                self.report("IR-4", f"placeholder {root}{via} is read after its save at instruction {at}", root)
+            elif root in written_here:
+                self.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
+        for root in sorted(written_here):
+            allowed = self.allowed_writers.get(root, set())
+            if (instr.opcode, instr.name) not in allowed:
+                who = " or ".join(sorted(f"the {op.value} {name}" for op, name in allowed))
+                why = f"only {who} may write it" if who else "it is never saved, so nothing may write it"
+                self.report("IR-4", f"placeholder {root} is written by the {instr.opcode.value} {instr.name}; {why}", root)
+            if root in self.placeholder_writer:
+                at = self.placeholder_writer[root]
+                self.report("IR-4", f"placeholder {root} is written again (first written at instruction {at})", root)
+            else:
+                self.placeholder_writer[root] = self.index
+                if instr.opcode is Opcode.COPY:
+                    self.saved_by_copy[root] = self.index
+
+    def check_ir5(self, instr: Instr, operand: Operand, root: str) -> None:
+        buffer = self.buffers.get(root)
+        if buffer is None or buffer.kind is not BufferKind.OWNED:
+            return
+        if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
+            self.report("IR-5", f"owned buffer {root} is used by {instr.name}, not by its owner {buffer.owner}", root)
+        elif operand.kind is not OperandKind.INOUT:
+            self.report("IR-5", f"owned buffer {root} is @{operand.kind.value} in its owner, not @inout", root)
+        elif operand.name != root:
+            self.report("IR-5", f"owned buffer {root} is used through the view {operand.name}", root)
+
+    def check_ir6(self, instr: Instr, resolved: list[tuple[int, Operand, str]]) -> None:
+        writes: dict[str, list[Operand]] = {}
+        for _, operand, root in resolved:
+            if operand.kind.writes:
+                writes.setdefault(root, []).append(operand)
+        for root, operands in writes.items():
+            if len(operands) > 1:
+                names = ", ".join(o.name for o in operands)
+                self.report("IR-6", f"written operands {names} share the buffer {root}", root)
+        inputs = [(p, o, r) for p, o, r in resolved if o.kind is OperandKind.IN]
+        n_out = sum(1 for o in instr.operands if o.kind is OperandKind.OUT)
+        for position, operand, root in resolved:
+            if not operand.kind.writes:
+                continue
+            for in_position, source, source_root in inputs:
+                if source_root != root:
+                    continue
+                # kernel operands are results first, so input k sits at n_out + k
+                why = self.inplace_refusal(instr, position, operand, in_position - n_out, source)
+                if why is not None:
+                    self.report("IR-6", why, root)
+
+    def inplace_refusal(self, instr: Instr, result: int, out: Operand, input_pos: int, source: Operand) -> str | None:
+        """Why ``out`` may not overwrite the input ``source`` (``None`` if it may)."""
+        pair = f"{out.name} (@{out.kind.value}) and input {source.name} share a buffer"
+        if instr.opcode is Opcode.COPY:
+            return f"{pair}; a copy is never in place"
+        if out.kind is OperandKind.INOUT:
+            return f"{pair}; a state operand is never in place with an input"
+        spec = spec_of(instr.op)  # type: ignore[arg-type]  # set: only called on well-formed kernels
+        if input_pos not in spec.inplace_inputs(result):
+            return f"{pair}, but {spec.name}'s result {result} may not overwrite input {input_pos}"
+        out_type, in_type = self.type_of(out.name), self.type_of(source.name)
+        if out_type != in_type:
+            return f"{pair}, but their types differ ({out_type} and {in_type})"
+        return None
+
+    def finish(self) -> None:
+        for name, at in self.allocated.items():
+            if name not in self.freed:
+                self.index = at
+                self.report("IR-1", f"{name} is never deallocated", name)
+
+
+# ---------------------------------------------------------------------------
+# MEM-1
+
+
+def mem1_violations(program: Program) -> list[InvariantViolation]:
+    """MEM-1 over ``program.offsets``, with live ranges computed here (alloc to dealloc)."""
+    ranges = live_ranges(program)
+    types = {i.name: i.type for i in program.instrs if i.opcode is Opcode.ALLOC and i.type is not None}
+    offsets = program.offset_of
+    views = view_sources(program)
+    found: list[InvariantViolation] = []
+
+    def report(index: int, message: str, *names: str) -> None:
+        if program.instrs:
+            found.append(_violation(program, "MEM-1", index, message, *names))
+        else:
+            found.append(InvariantViolation("MEM-1", message, names=names))
+
+    for name in offsets:
+        if name not in ranges and name not in views:
+            report(0, f"offset given for {name}, which is not an activation", name)
+    placed: list[tuple[str, int, int]] = []  # (name, first byte, end byte)
+    for name, (start, _) in ranges.items():
+        if name not in offsets:
+            report(start, f"activation {name} has no arena offset", name)
+            continue
+        if name not in types:
+            continue
+        lo, hi = offsets[name], offsets[name] + types[name].nbytes
+        if lo < 0 or (program.peak_bytes is not None and hi > program.peak_bytes):
+            report(start, f"{name} at bytes [{lo}, {hi}) lies outside the arena of {program.peak_bytes} bytes", name)
+        placed.append((name, lo, hi))
+    for i, (a, a_lo, a_hi) in enumerate(placed):
+        for b, b_lo, b_hi in placed[i + 1:]:
+            (a_start, a_end), (b_start, b_end) = ranges[a], ranges[b]
+            if a_start <= b_end and b_start <= a_end and a_lo < b_hi and b_lo < a_hi:
+                both = max(a_start, b_start)
+                report(
+                    both,
+                    f"{a} (bytes [{a_lo}, {a_hi}), live {a_start}..{a_end}) and {b} "
+                    f"(bytes [{b_lo}, {b_hi}), live {b_start}..{b_end}) overlap while both are live",
+                    a,
+                    b,
+                )
+    return found

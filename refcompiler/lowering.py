@@ -1,0 +1,193 @@
+"""Lowering a scheduled graph to the low-level IR (DESIGN §5).
+
+In schedule order, each node becomes:
+
+- a data node: an ``alloc`` of each result (an activation named ``%node``, or
+  ``%node:k`` for result ``k`` of a node with several), then one ``kernel``
+  named after the node: results ``@out``, inputs ``@in``, state ``@inout``
+  on the owned module buffers (``lower_state_operands``), attributes with the
+  spec's defaults filled in;
+- a ``reshape``: a ``view`` named ``%node`` aliasing its input (a module
+  buffer, an activation or another view), no ``alloc``;
+- a ``save``: a ``copy`` named after the node, ``@out`` the placeholder's
+  buffer, ``@in`` the saved value; nothing at all when the saved value is the
+  placeholder itself, directly or through views (it would change nothing, and
+  a copy may not read the buffer it writes).
+
+Every activation is ``dealloc``-ed right after the last instruction that uses
+it, directly or through a view (the view instruction itself counts); one that
+nothing reads is deallocated right after the kernel that defines it.
+Deallocs after one instruction come in the order of their allocs. Module
+buffers (one per storage, kind from the storage kind, owner and init carried)
+come in storage order. The program records the schedule and the graph's saves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+from specs import OpKind, TensorType
+
+from refcompiler.effects import storage_behind
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Node, Ref, StorageKind
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
+from refcompiler.variants import swappable
+from refcompiler.verifier import infer_types
+
+__all__ = ["lower", "lower_state_operands", "StateLowering", "value_name", "BUFFER_KIND"]
+
+BUFFER_KIND: dict[StorageKind, BufferKind] = {
+    StorageKind.CONSTANT: BufferKind.CONSTANT,
+    StorageKind.PLACEHOLDER: BufferKind.PLACEHOLDER,
+    StorageKind.OWNED: BufferKind.OWNED,
+}
+
+
+@dataclass(frozen=True)
+class StateLowering:
+    """How a node's state reaches its kernel: the ``operands`` the kernel takes
+    for its state (``@inout``, in state order), instructions to place ``before``
+    the kernel and ``after`` it. Activations that ``before`` allocates are
+    deallocated by lowering after their last use, like every other."""
+
+    operands: tuple[Operand, ...]
+    before: tuple[Instr, ...] = ()
+    after: tuple[Instr, ...] = ()
+
+
+@swappable
+def lower_state_operands(node: Node, buffers: Mapping[str, Buffer], fresh: Callable[[str], str]) -> StateLowering:
+    """The owner updates its owned buffers in place: each state operand is the
+    module buffer itself, ``@inout``. (``buffers``: module buffers by name;
+    ``fresh(hint)``: an unused IR name, for a lowering that needs temporaries.)"""
+    return StateLowering(operands=tuple(Operand(OperandKind.INOUT, name) for name in node.state))
+
+
+def value_name(node: Node, index: int) -> str:
+    """The IR name of result ``index`` of ``node``: ``%node``, or ``%node:k`` when it has several."""
+    return f"%{node.name}" if len(node.spec.results) == 1 else f"%{node.name}:{index}"
+
+
+def lower(graph: Graph, schedule: Sequence[str]) -> Program:
+    """The program for ``graph`` (valid, its saves not in a cycle) run in the
+    order ``schedule`` (a legal schedule of every node; not checked here)."""
+    types = infer_types(graph)
+    buffers = tuple(
+        Buffer(name=s.name, kind=BUFFER_KIND[s.kind], type=TensorType(s.shape, s.dtype), owner=s.owner, init=s.init)
+        for s in graph.storage
+    )
+    buffer_by_name = {b.name: b for b in buffers}
+    fresh = _Namer({b.name for b in buffers} | {value_name(n, k) for n in graph.nodes for k in range(len(n.spec.results))})
+
+    def operand(ref: Ref) -> str:
+        if graph.is_storage(ref):
+            return ref.name
+        return value_name(graph.node_by_name[ref.name], ref.result)
+
+    body: list[Instr] = []
+    for name in schedule:
+        node = graph.node_by_name.get(name)
+        if node is None:
+            raise InvariantViolation("SCH-1", f"the schedule names '{name}', which is no node of the graph", names=(name,))
+        if node.op is OpKind.SAVE and storage_behind(graph, node.inputs[0]) == node.target:
+            continue  # saves a placeholder's entry value into itself: changes nothing
+        body.extend(_lower_node(node, types, operand, buffer_by_name, fresh))
+    return Program(
+        name=graph.name,
+        buffers=buffers,
+        instrs=tuple(_with_deallocs(body)),
+        schedule=tuple(schedule),
+        saves=tuple(_saves(graph)),
+    )
+
+
+def _lower_node(
+    node: Node,
+    types: Mapping[tuple[str, int], TensorType],
+    operand: Callable[[Ref], str],
+    buffers: Mapping[str, Buffer],
+    fresh: Callable[[str], str],
+) -> list[Instr]:
+    spec = node.spec
+    inputs = tuple(Operand(OperandKind.IN, operand(ref)) for ref in node.inputs)
+    if spec.view:
+        return [Instr(Opcode.VIEW, value_name(node, 0), inputs, type=types[(node.name, 0)])]
+    if node.op is OpKind.SAVE:
+        return [Instr(Opcode.COPY, node.name, (Operand(OperandKind.OUT, node.target), *inputs))]
+    out: list[Instr] = []
+    results = []
+    for k in range(len(spec.results)):
+        activation = value_name(node, k)
+        out.append(Instr(Opcode.ALLOC, activation, (Operand(OperandKind.OUT, activation),), type=types[(node.name, k)]))
+        results.append(Operand(OperandKind.OUT, activation))
+    state = lower_state_operands(node, buffers, fresh)
+    out.extend(state.before)
+    out.append(
+        Instr(
+            Opcode.KERNEL,
+            node.name,
+            (*results, *inputs, *state.operands),
+            op=node.op,
+            attrs=tuple(node.attr_dict().items()),
+        )
+    )
+    out.extend(state.after)
+    return out
+
+
+def _with_deallocs(body: list[Instr]) -> list[Instr]:
+    """``body`` with a ``dealloc`` of each activation right after its last use."""
+    origin: dict[str, str] = {}  # view or activation -> the activation behind it
+    allocated: list[str] = []
+    last_use: dict[str, int] = {}
+    for i, instr in enumerate(body):
+        if instr.opcode is Opcode.ALLOC:
+            origin[instr.name] = instr.name
+            allocated.append(instr.name)
+            last_use[instr.name] = i
+            continue
+        for o in instr.operands:
+            if o.name in origin:
+                last_use[origin[o.name]] = i
+        if instr.opcode is Opcode.VIEW and instr.operands and instr.operands[0].name in origin:
+            origin[instr.name] = origin[instr.operands[0].name]
+    ends: dict[int, list[str]] = {}
+    for activation in allocated:
+        ends.setdefault(last_use[activation], []).append(activation)
+    out: list[Instr] = []
+    for i, instr in enumerate(body):
+        out.append(instr)
+        out.extend(Instr(Opcode.DEALLOC, a, (Operand(OperandKind.IN, a),)) for a in ends.get(i, ()))
+    return out
+
+
+def _saves(graph: Graph) -> list[Save]:
+    out = []
+    for node in graph.saves():
+        ref = node.inputs[0]
+        producer: str | None = None
+        while not graph.is_storage(ref):
+            source = graph.node_by_name[ref.name]
+            if not source.spec.view:
+                producer = source.name
+                break
+            ref = source.inputs[0]
+        out.append(Save(node=node.name, target=node.target, producer=producer))
+    return out
+
+
+class _Namer:
+    """Hands out IR names not yet taken: ``hint``, else ``hint.2``, ``hint.3``..."""
+
+    def __init__(self, taken: set[str]):
+        self.taken = set(taken)
+
+    def __call__(self, hint: str) -> str:
+        name, k = hint, 1
+        while name in self.taken:
+            k += 1
+            name = f"{hint}.{k}"
+        self.taken.add(name)
+        return name

@@ -1,0 +1,163 @@
+"""IR passes (DESIGN §5): the registry, the named pipelines and the runner.
+
+A pass is a function ``Program -> Program`` that returns a new, valid program.
+Each built-in pass is one module of this package defining one function of the
+module's name (``refcompiler.passes.share_buffers.share_buffers``). A pipeline
+is a list of ``(name, pass)``; ``run_pipeline`` verifies the IR after lowering
+and after every pass, so a pass that breaks an invariant is named in the error.
+
+A user's passes plug in with the same protocol: ``resolve_pipeline`` accepts
+``"O0"``, ``"O2"``, a comma-separated list of pass names, ``"module:attribute"``
+(a list of passes or names, a single pass, or a function of no arguments
+returning such a list), or a sequence of names and pass functions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.ir import Program
+from refcompiler.ir_verifier import program_violations
+
+__all__ = ["Pass", "PASSES", "PIPELINES", "resolve_pipeline", "run_pipeline"]
+
+Pass = Callable[[Program], Program]
+
+_NAMES = (
+    "share_buffers",
+    "eliminate_copies",
+    "hoist_dealloc",
+    "sink_alloc",
+    "dead_store_elimination",
+    "delete_dead_allocs",
+)
+
+# Each module is imported by name so that ``refcompiler.passes.<name>`` stays
+# the module (importing the function into this namespace would shadow it).
+PASSES: dict[str, Pass] = {
+    name: getattr(importlib.import_module(f"{__name__}.{name}"), name) for name in _NAMES
+}
+
+PIPELINES: dict[str, tuple[str, ...]] = {
+    "O0": (),
+    # Dead code first, so that fewer readers block the rewrites; copies before
+    # sharing, since a producer shared in place can no longer write straight
+    # into its placeholder; allocs and deallocs tightened last.
+    "O2": (
+        "dead_store_elimination",
+        "delete_dead_allocs",
+        "eliminate_copies",
+        "share_buffers",
+        "sink_alloc",
+        "hoist_dealloc",
+    ),
+}
+
+
+def _known() -> str:
+    return f"pipelines {', '.join(PIPELINES)}; passes {', '.join(PASSES)}; or module:attribute"
+
+
+def _by_name(name: str) -> tuple[str, Pass]:
+    if name not in PASSES:
+        raise UsageError(f"unknown pass {name!r} (known: {_known()})")
+    return name, PASSES[name]
+
+
+def _load_attribute(spec: str) -> object:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise UsageError(f"pipeline {spec!r}: expected module:attribute")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UsageError(f"pipeline {spec!r}: cannot import {module_name}: {e}") from None
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise UsageError(f"pipeline {spec!r}: {module_name} has no attribute {attribute!r}") from None
+
+
+def _takes_no_arguments(fn: Callable[..., object]) -> bool:
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # some builtins have no signature: treat as a pass
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
+
+
+def _from_object(value: object, origin: str) -> list[tuple[str, Pass]]:
+    """A user's pipeline object: a string, a list of passes or names, a single
+    pass, or a function of no arguments returning one of those."""
+    if isinstance(value, str):
+        return resolve_pipeline(value)
+    if callable(value):
+        if _takes_no_arguments(value):
+            return _from_object(value(), origin)
+        return [_element(value, origin)]
+    if isinstance(value, (list, tuple)):
+        return [_element(v, origin) for v in value]
+    raise UsageError(f"pipeline {origin}: expected a list of passes or pass names, got {type(value).__name__}")
+
+
+def _element(value: object, origin: str) -> tuple[str, Pass]:
+    if isinstance(value, str):
+        if ":" in value:
+            loaded = _load_attribute(value)
+            if not callable(loaded):
+                raise UsageError(f"pipeline {origin}: {value} is not a pass")
+            return value, loaded  # type: ignore[return-value]
+        return _by_name(value.strip())
+    if callable(value):
+        return getattr(value, "__name__", repr(value)), value  # type: ignore[return-value]
+    raise UsageError(f"pipeline {origin}: {value!r} is neither a pass nor a pass name")
+
+
+def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]:
+    """The passes ``spec`` names, as ``(name, pass)`` in order.
+
+    ``spec``: ``"O0"``, ``"O2"``, ``"a,b,c"`` (pass names), ``"module:attribute"``,
+    or a sequence of pass names and pass functions. Raises ``UsageError``
+    listing what is known when a name is unknown.
+    """
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text in PIPELINES:
+            return [_by_name(name) for name in PIPELINES[text]]
+        if ":" in text:
+            return _from_object(_load_attribute(text), repr(text))
+        names = [n.strip() for n in text.split(",")]
+        if not text or any(not n for n in names):
+            raise UsageError(f"pipeline {spec!r}: empty pass name (known: {_known()})")
+        return [_by_name(n) for n in names]
+    if isinstance(spec, Sequence):
+        return [_element(v, repr(spec)) for v in spec]
+    return _from_object(spec, repr(spec))
+
+
+def _verified(program: Program, stage: str) -> None:
+    found = program_violations(program)
+    if found:
+        first = found[0]
+        raise InvariantViolation(
+            first.invariant, first.detail, names=first.names, context=first.context, stage=stage
+        )
+
+
+def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
+    """Run ``passes`` in order, verifying the program first (as lowered) and after
+    every pass. A violation is raised with its stage: ``after lowering`` or
+    ``after pass NAME``. The names of the passes run are appended to
+    ``program.passes``."""
+    _verified(program, "after lowering")
+    for name, run in passes:
+        result = run(program)
+        if not isinstance(result, Program):
+            raise UsageError(f"pass {name} returned {type(result).__name__}, not a Program")
+        program = replace(result, passes=(*program.passes, name))
+        _verified(program, f"after pass {name}")
+    return program

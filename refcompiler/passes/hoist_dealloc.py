@@ -1,0 +1,40 @@
+"""``hoist_dealloc``: each ``dealloc`` moves to right after the last use of its
+activation, uses through views included (DESIGN §5).
+
+A ``dealloc`` of an activation nothing uses goes right after its ``alloc``.
+Deallocs that land after the same instruction keep their relative order.
+"""
+
+from __future__ import annotations
+
+from refcompiler import ir_analysis
+from refcompiler.ir import Instr, Opcode, Program
+from refcompiler.variants import swappable
+
+__all__ = ["hoist_dealloc", "last_use"]
+
+
+@swappable
+def last_use(program: Program, name: str) -> int:
+    """Index of the last instruction that uses ``name`` or a view of it; its
+    ``alloc``'s index when nothing uses it (-1 when it has none)."""
+    found = ir_analysis.last_use(program, name)
+    if found is None:
+        found = ir_analysis.alloc_index(program, name)
+    return -1 if found is None else found
+
+
+def hoist_dealloc(program: Program) -> Program:
+    """Every dealloc placed right after its activation's last use."""
+    deallocs = [i for i in program.instrs if i.opcode is Opcode.DEALLOC]
+    rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])
+    after: dict[int, list[Instr]] = {}
+    for dealloc in deallocs:
+        after.setdefault(last_use(rest, dealloc.name), []).append(dealloc)
+    out: list[Instr] = []
+    for position in sorted(p for p in after if p < 0):  # defensive: before everything
+        out.extend(after[position])
+    for i, instr in enumerate(rest.instrs):
+        out.append(instr)
+        out.extend(after.get(i, ()))
+    return program.with_instrs(out)

@@ -1,0 +1,183 @@
+"""The sanitizer of the IR interpreter (DESIGN §5): shadow memory and access rules.
+
+Shadow state is kept per arena byte: ``DEAD`` (no activation holds it),
+``UNINIT`` (allocated, not yet written) or ``INIT``, plus the activation
+that owns it. Module buffers need no per-byte state: they are never
+allocated or freed, so every byte of them is initialised from start to end,
+and each has one owner (an owned buffer's owner node) for all of its bytes.
+
+The interpreter asks, before every instruction, in operand order:
+
+- ``check_name``: the operand is a module buffer, a live activation, or a
+  defined view of one (IR-1: no use before alloc, after dealloc, or of a name
+  that is nothing);
+- ``check_access``: no write to a constant (IR-3); owned state touched only by
+  its owner's kernel, as ``@inout``, by its own name (IR-5); a placeholder
+  written only by its save's copy or the saved value's producer, at most once
+  per run, and not read after the copy wrote it (IR-4; a read after the
+  producer wrote it is a read of the saved value, after copy elimination);
+- ``check_read``: every byte an ``@in``/``@inout`` operand covers is
+  initialised (IR-1 if dead, IR-2 if uninitialised).
+
+Each failure is an ``InvariantViolation`` naming the instruction, with the
+instructions around it. The first one ends the run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir_text import context_lines, format_instr
+
+__all__ = ["DEAD", "UNINIT", "INIT", "Shadow", "violation"]
+
+DEAD, UNINIT, INIT = 0, 1, 2
+NO_OWNER = -1
+
+
+def violation(program: Program, index: int, inv: str, message: str, *names: str) -> InvariantViolation:
+    """An ``InvariantViolation`` at instruction ``index``, with the IR around it."""
+    instr = program.instrs[index]
+    return InvariantViolation(
+        inv,
+        f"instruction {index} `{format_instr(instr).strip()}`: {message}",
+        names=names,
+        context=context_lines(program, index),
+    )
+
+
+class Shadow:
+    """Shadow state of one run of ``program`` over an arena of ``size`` bytes."""
+
+    def __init__(self, program: Program, size: int):
+        self.program = program
+        self.state = np.full(size, DEAD, dtype=np.uint8)
+        self.owner = np.full(size, NO_OWNER, dtype=np.int32)
+        self.ids: dict[str, int] = {}
+        for i in program.instrs:
+            if i.opcode is Opcode.ALLOC:
+                self.ids.setdefault(i.name, len(self.ids))
+        self.writers: dict[str, list[tuple[Opcode, str]]] = {}
+        for save in program.saves:
+            allowed = self.writers.setdefault(save.target, [])
+            allowed.append((Opcode.COPY, save.node))
+            if save.producer is not None:
+                allowed.append((Opcode.KERNEL, save.producer))
+        self.reset()
+
+    def reset(self) -> None:
+        """Start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written."""
+        self.state.fill(DEAD)
+        self.owner.fill(NO_OWNER)
+        self.live: dict[str, int] = {}  # activation -> index of its alloc
+        self.freed: dict[str, int] = {}  # activation -> index of its last dealloc
+        self.views: set[str] = set()
+        self.written: dict[str, int] = {}  # placeholder -> index of the instruction that wrote it
+        self.saved_by_copy: dict[str, int] = {}  # the same, for a write by the save's copy
+
+    def fail(self, index: int, inv: str, message: str, *names: str) -> InvariantViolation:
+        return violation(self.program, index, inv, message, *names)
+
+    # -- lifetimes ---------------------------------------------------------
+
+    def alloc(self, index: int, name: str, lo: int, hi: int) -> None:
+        if name in self.live:
+            raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
+        self.live[name] = index
+        self.state[lo:hi] = UNINIT
+        self.owner[lo:hi] = self.ids[name]
+
+    def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray:
+        """End ``name``; returns the mask (over ``lo:hi``) of the bytes it still owned,
+        which the interpreter poisons. Bytes another activation took over stay its."""
+        if name not in self.live:
+            why = f"already deallocated at instruction {self.freed[name]}" if name in self.freed else "not allocated"
+            raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
+        del self.live[name]
+        self.freed[name] = index
+        mine = self.owner[lo:hi] == self.ids[name]
+        self.state[lo:hi][mine] = DEAD
+        self.owner[lo:hi][mine] = NO_OWNER
+        return mine
+
+    def define_view(self, name: str) -> None:
+        self.views.add(name)
+
+    # -- checks --------------------------------------------------------------
+
+    def check_activation_live(self, index: int, operand: str, origin: str) -> None:
+        """IR-1: ``origin`` (behind ``operand``) is allocated now."""
+        if origin in self.live:
+            return
+        via = "" if operand == origin else f" (through {operand})"
+        if origin in self.freed:
+            why = f"after its dealloc at instruction {self.freed[origin]}"
+        else:
+            why = "before it is allocated"
+        raise self.fail(index, "IR-1", f"{origin}{via} is used {why}", origin)
+
+    def check_view_defined(self, index: int, name: str) -> None:
+        if name not in self.views:
+            raise self.fail(index, "IR-1", f"view {name} is used before its view instruction", name)
+
+    def check_access(self, index: int, instr: Instr, operand: Operand, buffer: Buffer) -> None:
+        """IR-3, IR-4, IR-5 for an operand whose origin is module buffer ``buffer``."""
+        via = "" if operand.name == buffer.name else f" (through {operand.name})"
+        kind = buffer.kind
+        if kind is BufferKind.CONSTANT and operand.kind.writes:
+            raise self.fail(index, "IR-3", f"constant {buffer.name}{via} is written (@{operand.kind.value})", buffer.name)
+        if kind is BufferKind.OWNED:
+            self._check_owned(index, instr, operand, buffer, via)
+        if kind is BufferKind.PLACEHOLDER:
+            self._check_placeholder(index, instr, operand, buffer, via)
+
+    def _check_owned(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
+        if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
+            raise self.fail(
+                index, "IR-5", f"owned {buffer.name}{via} is touched by {instr.name}, not by its owner {buffer.owner}", buffer.name
+            )
+        if operand.kind is not OperandKind.INOUT or via:
+            raise self.fail(
+                index, "IR-5", f"owned {buffer.name}{via} is @{operand.kind.value} in its owner; only @inout by name", buffer.name
+            )
+
+    def _check_placeholder(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
+        name = buffer.name
+        if operand.kind.reads and name in self.saved_by_copy:
+            # a read after the producer wrote it (copy elimination) is a read of the saved value
+            raise self.fail(
+                index, "IR-4", f"placeholder {name}{via} is read after its save at instruction {self.saved_by_copy[name]}", name
+            )
+        if not operand.kind.writes:
+            return
+        if (instr.opcode, instr.name) not in self.writers.get(name, []):
+            allowed = " or ".join(f"{op.value} {n}" for op, n in self.writers.get(name, [])) or "nothing (it is not saved)"
+            raise self.fail(index, "IR-4", f"placeholder {name}{via} is written by {instr.name}; only by {allowed}", name)
+        if name in self.written and self.written[name] != index:
+            raise self.fail(index, "IR-4", f"placeholder {name} is written again (first at instruction {self.written[name]})", name)
+        self.written[name] = index
+        if instr.opcode is Opcode.COPY:
+            self.saved_by_copy[name] = index
+
+    def check_read(self, index: int, operand: Operand, origin: str, lo: int, hi: int) -> None:
+        """IR-1 / IR-2: every byte in ``lo:hi`` of the arena is initialised."""
+        state = self.state[lo:hi]
+        if state.min(initial=INIT) == INIT:
+            return
+        bad = int(np.argmax(state != INIT))
+        via = "" if operand.name == origin else f" (through {operand.name})"
+        where = f"byte {lo + bad} of the arena (byte {bad} of {origin}{via})"
+        if state[bad] == DEAD:
+            raise self.fail(index, "IR-1", f"reads {where}, which is dead: no live activation holds it", origin)
+        raise self.fail(index, "IR-2", f"reads {where}, which is uninitialised: nothing wrote it since its alloc", origin)
+
+    def wrote(self, lo: int, hi: int) -> None:
+        self.state[lo:hi] = INIT
+
+    def finish(self) -> None:
+        """IR-1 at the end of a run: every activation was deallocated."""
+        if self.live:
+            name, at = next(iter(self.live.items()))
+            raise self.fail(at, "IR-1", f"{name} is never deallocated", name)

@@ -1,0 +1,57 @@
+"""Schedulers (DESIGN §4-5): each maps a graph to a legal order of its nodes.
+
+A scheduler is any callable ``scheduler(graph, deps, seed) -> node names in
+order``, where ``deps`` is ``refcompiler.deps.dependency_graph(graph)`` and
+``seed`` feeds a randomised one (the others ignore it). The built-ins are
+``topo`` (deterministic Kahn), ``memory`` (frees the most bytes first) and
+``random`` (a seeded uniform choice among the ready nodes). A user's scheduler
+plugs in as ``module:attribute`` with the same protocol; the driver checks
+every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Sequence
+
+import networkx as nx
+
+from refcompiler.errors import UsageError
+from refcompiler.graph import Graph
+from refcompiler.schedulers.memory import memory_schedule
+from refcompiler.schedulers.random import random_schedule
+from refcompiler.schedulers.topo import topo_schedule
+
+__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler"]
+
+Scheduler = Callable[[Graph, nx.DiGraph, int], Sequence[str]]
+
+SCHEDULERS: dict[str, Scheduler] = {
+    "topo": topo_schedule,
+    "memory": memory_schedule,
+    "random": random_schedule,
+}
+
+
+def resolve_scheduler(spec: str) -> Scheduler:
+    """A built-in scheduler by name, or a user's as ``module:attribute``.
+
+    Raises ``UsageError`` naming the known schedulers when ``spec`` resolves to
+    nothing callable.
+    """
+    if spec in SCHEDULERS:
+        return SCHEDULERS[spec]
+    known = ", ".join(SCHEDULERS)
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise UsageError(f"unknown scheduler {spec!r} (known: {known}; or module:attribute for your own)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UsageError(f"scheduler {spec!r}: cannot import module {module_name!r} ({e})") from None
+    scheduler = getattr(module, attribute, None)
+    if scheduler is None:
+        raise UsageError(f"scheduler {spec!r}: module {module_name!r} has no attribute {attribute!r}")
+    if not callable(scheduler):
+        raise UsageError(f"scheduler {spec!r} is not callable (a scheduler is f(graph, deps, seed) -> node names)")
+    return scheduler

@@ -1,0 +1,40 @@
+"""The README tells the truth about setup, CI and the command line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from refcompiler.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP = "python3 -m pip install -e . && refc fuzz --budget 60 --seed 1"
+TESTS = "python3 -m pip install -e '.[test]' && python3 -m pytest"
+
+
+def code_blocks(text: str) -> list[str]:
+    return [m.strip() for m in re.findall(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S)]
+
+
+def test_readme_has_the_two_setup_commands_as_code_blocks():
+    blocks = code_blocks(README)
+    assert SETUP in blocks and TESTS in blocks
+
+
+def test_ci_runs_the_readme_test_command():
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert script.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in script
+    commands = [line.strip() for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    install, test = TESTS.split(" && ")
+    assert install in commands and test in commands
+    assert commands.index(install) < commands.index(test)
+
+
+def test_every_registered_command_is_documented():
+    for name in COMMANDS:
+        assert re.search(rf"^\| `refc {name}\b", README, re.M), name
+
+
+def test_code_blocks_reads_fenced_blocks_only():
+    assert code_blocks("text\n```\na && b\n```\nmore `x`\n```json\n{}\n```\n") == ["a && b", "{}"]

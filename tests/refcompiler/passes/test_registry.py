@@ -1,0 +1,144 @@
+"""The pass registry, the named pipelines, resolve_pipeline and run_pipeline."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+import pytest
+
+from specs import OpKind
+
+from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.ir import Program
+from refcompiler.passes import PASSES, PIPELINES, resolve_pipeline, run_pipeline
+from refcompiler.variants import registry
+from tests.refcompiler.passes.ir_build import alloc, const, copy, dealloc, kernel, placeholder, program, save
+
+SWAP_POINTS = {
+    "share_buffers": ("allowed_inputs", "may_reuse", "read_later", "aliases"),
+    "eliminate_copies": ("placeholder_read_after",),
+    "hoist_dealloc": ("last_use",),
+    "dead_store_elimination": ("is_observable",),
+}
+
+
+def sample() -> Program:
+    return program(
+        [placeholder("A"), placeholder("B"), const("W")],
+        alloc("%a"),
+        kernel("a", OpKind.ADD, ("%a",), ("A", "W")),
+        alloc("%r"),
+        kernel("r", OpKind.RELU, ("%r",), ("%a",)),
+        dealloc("%a"),
+        copy("sb", "B", "%r"),
+        dealloc("%r"),
+        saves=(save("sb", "B", "r"),),
+    )
+
+
+def test_every_pass_is_a_module_of_its_name():
+    assert len(PASSES) == 6
+    for name, fn in PASSES.items():
+        module = importlib.import_module(f"refcompiler.passes.{name}")
+        assert getattr(module, name) is fn
+        assert fn.__name__ == name
+
+
+def test_pipelines():
+    assert PIPELINES["O0"] == ()
+    assert sorted(PIPELINES["O2"]) == sorted(PASSES)
+    assert resolve_pipeline("O0") == []
+    assert [name for name, _ in resolve_pipeline("O2")] == list(PIPELINES["O2"])
+
+
+def test_swap_points_are_registered_top_level_functions():
+    keys = registry()
+    for module, names in SWAP_POINTS.items():
+        for name in names:
+            assert f"refcompiler.passes.{module}.{name}" in keys
+
+
+def test_named_list():
+    got = resolve_pipeline(" sink_alloc , hoist_dealloc")
+    assert got == [("sink_alloc", PASSES["sink_alloc"]), ("hoist_dealloc", PASSES["hoist_dealloc"])]
+
+
+@pytest.mark.parametrize("spec", ["O3", "share_buffers,nope", "", "a,,b", "no_such_module_xyz:passes", "json:nope"])
+def test_unknown_is_a_usage_error_listing_what_is_known(spec):
+    with pytest.raises(UsageError) as info:
+        resolve_pipeline(spec)
+    if spec in ("O3", "share_buffers,nope", ""):
+        assert "share_buffers" in str(info.value) and "O2" in str(info.value)
+
+
+def test_sequence_of_names_and_functions():
+    def mine(p: Program) -> Program:
+        return p
+
+    assert resolve_pipeline(["sink_alloc", mine]) == [("sink_alloc", PASSES["sink_alloc"]), ("mine", mine)]
+    with pytest.raises(UsageError):
+        resolve_pipeline(["sink_alloc", 3])  # type: ignore[list-item]
+
+
+@pytest.fixture
+def user_module():
+    module = types.ModuleType("user_passes_for_test")
+
+    def identity(p: Program) -> Program:
+        return p
+
+    module.identity = identity
+    module.LIST = ["delete_dead_allocs", identity]
+    module.factory = lambda: ["hoist_dealloc"]
+    module.NOT_A_PIPELINE = 42
+    sys.modules[module.__name__] = module
+    yield module
+    del sys.modules[module.__name__]
+
+
+def test_module_attribute(user_module):
+    assert resolve_pipeline("user_passes_for_test:LIST") == [
+        ("delete_dead_allocs", PASSES["delete_dead_allocs"]),
+        ("identity", user_module.identity),
+    ]
+    assert resolve_pipeline("user_passes_for_test:factory") == [("hoist_dealloc", PASSES["hoist_dealloc"])]
+    assert resolve_pipeline("user_passes_for_test:identity") == [("identity", user_module.identity)]
+    with pytest.raises(UsageError):
+        resolve_pipeline("user_passes_for_test:NOT_A_PIPELINE")
+
+
+def test_run_pipeline_records_and_verifies():
+    out = run_pipeline(sample(), resolve_pipeline("O2"))
+    assert out.passes == PIPELINES["O2"]
+    assert run_pipeline(sample(), []) == sample()
+
+
+def test_run_pipeline_names_the_pass_that_broke_an_invariant():
+    def breaks_ir6(p: Program) -> Program:
+        # relu becomes a roll that overwrites its own input: a stencil in place
+        instrs = [
+            i if i.name != "r" else kernel("r", OpKind.ROLL, ("%a",), ("%a",)) for i in p.instrs
+        ]
+        instrs = [i for i in instrs if i.name != "%r"]
+        instrs = [i if i.name != "sb" else copy("sb", "B", "%a") for i in instrs]
+        return p.with_instrs(instrs)
+
+    with pytest.raises(InvariantViolation) as info:
+        run_pipeline(sample(), [("sink_alloc", PASSES["sink_alloc"]), ("breaks_ir6", breaks_ir6)])
+    assert info.value.invariant == "IR-6"
+    assert info.value.stage == "after pass breaks_ir6"
+    assert str(info.value).startswith("after pass breaks_ir6: IR-6: instruction ")
+
+
+def test_run_pipeline_verifies_the_lowered_program_first():
+    broken = sample().with_instrs(sample().instrs[:-1])  # %r never deallocated
+    with pytest.raises(InvariantViolation) as info:
+        run_pipeline(broken, [])
+    assert str(info.value).startswith("after lowering: IR-1:")
+
+
+def test_a_pass_must_return_a_program():
+    with pytest.raises(UsageError, match="returned NoneType"):
+        run_pipeline(sample(), [("nothing", lambda p: None)])  # type: ignore[arg-type, return-value]

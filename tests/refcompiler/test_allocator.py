@@ -1,0 +1,143 @@
+"""The allocator: offsets from live intervals, reuse, peak bytes, MEM-1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from specs import Dtype, OpKind, TensorType
+
+from refcompiler.allocator import ALIGN, allocate, live_interval
+from refcompiler.deps import dependency_graph
+from refcompiler.driver import compile_graph
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Node, Ref, Storage, StorageKind
+from refcompiler.graph_json import load_graph
+from refcompiler.ir import Opcode, Program
+from refcompiler.ir_text import parse_program
+from refcompiler.lowering import lower
+from refcompiler.schedulers import SCHEDULERS
+from refcompiler.variants import installed
+from tests.refcompiler.local_graphs import graphs
+
+ROOT = Path(__file__).resolve().parents[2]
+F32 = Dtype.FLOAT32
+
+
+def assert_well_placed(p: Program) -> None:
+    """An independent MEM-1 check: activations whose alloc..dealloc ranges (and
+    whose first..last uses) overlap in time never overlap in bytes."""
+    allocs = [i.name for i in p.instrs if i.opcode is Opcode.ALLOC]
+    assert [n for n, _ in p.offsets] == allocs  # every activation, in alloc order, nothing else
+    types = {i.name: i.type for i in p.instrs if i.opcode is Opcode.ALLOC}
+    start = {i.name: k for k, i in enumerate(p.instrs) if i.opcode is Opcode.ALLOC}
+    end = {i.name: k for k, i in enumerate(p.instrs) if i.opcode is Opcode.DEALLOC}
+    offsets = dict(p.offsets)
+    for name in allocs:
+        assert offsets[name] % ALIGN == 0 and offsets[name] >= 0
+        assert offsets[name] + types[name].nbytes <= p.peak_bytes  # type: ignore[operator]
+    assert p.peak_bytes == max((offsets[n] + -(-types[n].nbytes // ALIGN) * ALIGN for n in allocs), default=0)
+    for i, a in enumerate(allocs):
+        for b in allocs[i + 1 :]:
+            live_together = start[a] <= end[b] and start[b] <= end[a]
+            disjoint = offsets[a] + types[a].nbytes <= offsets[b] or offsets[b] + types[b].nbytes <= offsets[a]
+            assert disjoint or not live_together, f"{a} and {b} overlap while both live"
+
+
+def chain(n: int) -> Graph:
+    nodes = [Node("n0", OpKind.RELU, (Ref("P"),))]
+    nodes += [Node(f"n{k}", OpKind.NEG, (Ref(f"n{k - 1}"),)) for k in range(1, n)]
+    nodes.append(Node("s", OpKind.SAVE, (Ref(f"n{n - 1}"),), attrs=(("target", "out"),)))
+    storage = (Storage("P", StorageKind.PLACEHOLDER, F32, (16,)), Storage("out", StorageKind.PLACEHOLDER, F32, (16,)))
+    return Graph("chain", storage, tuple(nodes))
+
+
+def test_reuses_freed_space() -> None:
+    p = compile_graph(chain(6)).program
+    assert_well_placed(p)
+    # each link is 64 bytes and only two are live at once
+    assert p.peak_bytes == 128
+    assert sorted({off for _, off in p.offsets}) == [0, 64]
+
+
+PROGRAM = """\
+program "views"
+buffer P : placeholder float32[4]
+   0: alloc   %a : float32[4]
+   1: kernel  a = relu(@out %a, @in P)
+   2: view    %v : float32[2, 2] (@in %a)
+   3: alloc   %b : float32[2, 2]
+   4: kernel  b = neg(@out %b, @in %v)
+   5: dealloc %a
+   6: alloc   %c : float32[2, 2]
+   7: kernel  c = tanh(@out %c, @in %b)
+   8: dealloc %b
+   9: alloc   %unused : float32[8]
+  10: dealloc %unused
+  11: dealloc %c
+"""
+
+
+def test_live_interval_counts_uses_through_views() -> None:
+    p = parse_program(PROGRAM)
+    assert live_interval(p, "%a") == (1, 4)
+    assert live_interval(p, "%b") == (4, 7)
+    assert live_interval(p, "%c") == (7, 7)
+    assert live_interval(p, "%unused") == (9, 9)
+    allocated = allocate(p)
+    offsets = allocated.offset_of
+    assert "%v" not in offsets  # a view takes no space
+    assert offsets["%b"] != offsets["%a"]  # b is written while a is read through v
+    assert offsets["%c"] == offsets["%a"]  # a is dead by then: its space is reused
+    assert allocated.peak_bytes == 32
+    assert_well_placed(allocated)
+
+
+def test_allocate_keeps_everything_else() -> None:
+    p = parse_program(PROGRAM)
+    allocated = allocate(p)
+    assert allocated.instrs == p.instrs and allocated.buffers == p.buffers and allocated.name == p.name
+
+
+def test_no_activations_needs_no_arena() -> None:
+    p = parse_program('program "empty"\nbuffer P : placeholder float32[4]\n')
+    assert allocate(p).peak_bytes == 0
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("examples/*.json")), ids=lambda p: p.name)
+@pytest.mark.parametrize("pipeline", ["O0", "O2"])
+def test_examples_are_well_placed(path: Path, pipeline: str) -> None:
+    assert_well_placed(compile_graph(load_graph(path), pipeline=pipeline).program)
+
+
+@given(graphs(), st.sampled_from(["O0", "O2"]), st.sampled_from(["topo", "memory", "random"]))
+def test_random_programs_are_well_placed(graph: Graph, pipeline: str, scheduler: str) -> None:
+    assert_well_placed(compile_graph(graph, pipeline=pipeline, scheduler=scheduler).program)
+
+
+def ends_early(program: Program, name: str) -> tuple[int, int]:
+    first, last = live_interval.original(program, name)  # type: ignore[attr-defined]
+    return first, last - 1
+
+
+def test_an_interval_that_ends_early_is_caught_by_mem1() -> None:
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    p = lower(graph, SCHEDULERS["topo"](graph, dependency_graph(graph), 0))
+    allocate(p)  # the real intervals are fine
+    with installed({live_interval: ends_early}), pytest.raises(InvariantViolation) as e:
+        allocate(p)
+    assert e.value.invariant == "MEM-1"
+
+
+def test_sizes_are_aligned() -> None:
+    p = parse_program(
+        'program "odd"\nbuffer P : placeholder float32[3]\n'
+        "0: alloc %a : float32[3]\n1: kernel a = relu(@out %a, @in P)\n"
+        "2: alloc %b : float32[3]\n3: kernel b = neg(@out %b, @in %a)\n4: dealloc %a\n5: dealloc %b\n"
+    )
+    allocated = allocate(p)
+    assert allocated.offset_of == {"%a": 0, "%b": 16}
+    assert allocated.peak_bytes == 32
+    assert TensorType((3,), F32).nbytes == 12

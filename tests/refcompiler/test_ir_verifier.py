@@ -1,0 +1,428 @@
+"""The IR verifier: a clean program passes, and each program built to break one
+invariant (IR-1..IR-6, MEM-1) is rejected with that id and no other."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from specs import OpKind
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir_verifier import check_mem1, format_instr, program_violations, verify_program
+from tests.refcompiler.passes.ir_build import (
+    F2,
+    F4,
+    F8,
+    F22,
+    alloc,
+    const,
+    copy,
+    dealloc,
+    kernel,
+    owned,
+    placeholder,
+    program,
+    save,
+    view,
+)
+
+BUFFERS = [placeholder("A"), placeholder("B"), const("W"), owned("S", "acc"), owned("T", "acc")]
+SAVES = (save("save", "A", "acc"),)
+
+
+def clean() -> Program:
+    """Views, an in-place kernel, owned state, a placeholder read then saved."""
+    return program(
+        BUFFERS,
+        alloc("%s"),  # 0
+        kernel("s", OpKind.ADD, ("%s",), ("A", "W")),  # 1
+        view("v", "%s", F22),  # 2
+        alloc("%r", F22),  # 3
+        kernel("r", OpKind.RELU, ("%r",), ("v",)),  # 4
+        dealloc("%s"),  # 5
+        kernel("r2", OpKind.NEG, ("%r",), ("%r",)),  # 6: in place, allowed
+        alloc("%t"),  # 7
+        view("w", "%r", F4),  # 8
+        kernel("acc", OpKind.ACCUMULATE, ("%t",), ("w",), ("S",)),  # 9
+        dealloc("%r"),  # 10
+        copy("save", "A", "%t"),  # 11
+        dealloc("%t"),  # 12
+        saves=SAVES,
+    )
+
+
+def edit(p: Program, index: int, *new: Instr) -> Program:
+    """``p`` with instruction ``index`` replaced by ``new`` (none: deleted)."""
+    instrs = list(p.instrs)
+    instrs[index : index + 1] = new
+    return p.with_instrs(instrs)
+
+
+def insert(p: Program, index: int, *new: Instr) -> Program:
+    instrs = list(p.instrs)
+    instrs[index:index] = new
+    return p.with_instrs(instrs)
+
+
+def ids(p: Program) -> list[str]:
+    return [v.invariant for v in program_violations(p)]
+
+
+def assert_only(p: Program, invariant: str) -> None:
+    found = ids(p)
+    assert found, f"expected {invariant}, the program passed"
+    assert set(found) == {invariant}, found
+    with pytest.raises(InvariantViolation) as info:
+        verify_program(p)
+    assert info.value.invariant == invariant
+
+
+def test_clean_program_passes():
+    assert program_violations(clean()) == []
+    verify_program(clean())
+
+
+def test_empty_program_passes():
+    verify_program(program([]))
+
+
+# --- IR-1 -------------------------------------------------------------------
+
+IR1_CASES = {
+    "use after dealloc": lambda: insert(
+        clean(), 6, alloc("%q"), kernel("x", OpKind.NEG, ("%q",), ("%s",)), dealloc("%q")
+    ),
+    "use of a view after its origin's dealloc": lambda: edit(
+        clean(), 6, kernel("r2", OpKind.NEG, ("%r",), ("v",))
+    ),
+    "use before definition": lambda: edit(
+        clean(), 1, kernel("s", OpKind.ADD, ("%s",), ("A", "%t"))
+    ),
+    "undefined name": lambda: edit(clean(), 1, kernel("s", OpKind.ADD, ("%s",), ("A", "nowhere"))),
+    "allocated twice": lambda: insert(clean(), 1, alloc("%s")),
+    "deallocated twice": lambda: insert(clean(), 6, dealloc("%s")),
+    "never deallocated": lambda: edit(clean(), 12),
+    "dealloc before alloc": lambda: insert(clean(), 0, dealloc("%t")),
+    "dealloc of a module buffer": lambda: insert(clean(), 12, dealloc("A")),
+    "dealloc of a view": lambda: insert(clean(), 9, dealloc("w")),
+    "alloc shadows a module buffer": lambda: insert(clean(), 0, alloc("A"), dealloc("A")),
+    "view defined twice": lambda: insert(clean(), 3, view("v", "%s", F22)),
+    "view does not cover its source": lambda: edit(clean(), 2, view("v", "%s", F2)),
+    "kernel missing an input": lambda: edit(clean(), 1, kernel("s", OpKind.ADD, ("%s",), ("A",))),
+    "kernel operands out of order": lambda: edit(
+        clean(),
+        1,
+        Instr(Opcode.KERNEL, "s", (Operand(OperandKind.IN, "A"), Operand(OperandKind.OUT, "%s"), Operand(OperandKind.IN, "W")), op=OpKind.ADD),
+    ),
+    "kernel without op": lambda: edit(clean(), 1, Instr(Opcode.KERNEL, "s", (Operand(OperandKind.OUT, "%s"),))),
+    "copy of another type": lambda: insert(
+        clean(), 12, alloc("%big", F8), copy("c", "%big", "%t"), dealloc("%big")
+    ),
+    "copy with operands swapped": lambda: edit(
+        clean(), 11, Instr(Opcode.COPY, "save", (Operand(OperandKind.IN, "%t"), Operand(OperandKind.OUT, "A")))
+    ),
+    "view without source": lambda: edit(clean(), 2, Instr(Opcode.VIEW, "v", (), type=F22)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(IR1_CASES))
+def test_ir1(case):
+    assert_only(IR1_CASES[case](), "IR-1")
+
+
+def test_ir1_messages_say_why():
+    text = str(program_violations(IR1_CASES["use of a view after its origin's dealloc"]())[0])
+    assert "v (a view of %s) is used after its dealloc at instruction 5" in text
+    text = str(program_violations(IR1_CASES["use before definition"]())[0])
+    assert "used before its definition at instruction 7" in text
+
+
+# --- IR-2 -------------------------------------------------------------------
+
+
+def test_ir2_read_before_any_write():
+    p = program(
+        [placeholder("A")],
+        alloc("%a"),
+        alloc("%b"),
+        kernel("b", OpKind.RELU, ("%b",), ("%a",)),
+        dealloc("%a"),
+        dealloc("%b"),
+    )
+    assert_only(p, "IR-2")
+
+
+def test_ir2_read_through_a_view_of_unwritten_memory():
+    p = program(
+        [placeholder("A")],
+        alloc("%a"),
+        view("v", "%a", F22),
+        alloc("%b", F22),
+        kernel("b", OpKind.RELU, ("%b",), ("v",)),
+        dealloc("%a"),
+        dealloc("%b"),
+    )
+    assert_only(p, "IR-2")
+
+
+def test_ir2_write_through_a_view_initialises_the_origin():
+    p = program(
+        [placeholder("A", F22)],
+        alloc("%a"),
+        view("v", "%a", F22),
+        kernel("n", OpKind.NEG, ("v",), ("A",)),
+        alloc("%b"),
+        kernel("b", OpKind.RELU, ("%b",), ("%a",)),
+        dealloc("%a"),
+        dealloc("%b"),
+    )
+    verify_program(p)
+
+
+def test_ir2_in_place_does_not_initialise_its_own_input():
+    p = program([], alloc("%a"), kernel("n", OpKind.NEG, ("%a",), ("%a",)), dealloc("%a"))
+    assert_only(p, "IR-2")
+
+
+# --- IR-3 -------------------------------------------------------------------
+
+
+def test_ir3_kernel_writes_a_constant():
+    p = program([placeholder("A"), const("W")], kernel("n", OpKind.NEG, ("W",), ("A",)))
+    assert_only(p, "IR-3")
+
+
+def test_ir3_copy_into_a_view_of_a_constant():
+    p = program([placeholder("A", F22), const("W")], view("cv", "W", F22), copy("c", "cv", "A"))
+    assert_only(p, "IR-3")
+
+
+# --- IR-4 -------------------------------------------------------------------
+
+
+def test_ir4_read_after_the_save():
+    assert_only(insert(clean(), 12, kernel("late", OpKind.NEG, ("%t",), ("A",))), "IR-4")
+
+
+def test_ir4_read_through_a_view_after_the_save():
+    p = insert(clean(), 0, view("av", "A", F22))
+    p = insert(p, 13, alloc("%z", F22), kernel("late", OpKind.NEG, ("%z",), ("av",)), dealloc("%z"))
+    assert [v.invariant for v in program_violations(p)] == ["IR-4"]
+    assert "through av" in str(program_violations(p)[0])
+
+
+def test_ir4_two_writers():
+    p = insert(clean(), 12, copy("save", "A", "%t"))
+    assert_only(p, "IR-4")
+
+
+def test_ir4_written_by_something_other_than_its_save():
+    p = edit(clean(), 11, copy("other", "A", "%t"))
+    assert_only(p, "IR-4")
+
+
+def test_ir4_unsaved_placeholder_is_never_written():
+    p = insert(clean(), 12, copy("c", "B", "%t"))
+    assert_only(p, "IR-4")
+    assert "never saved" in str(program_violations(p)[0])
+
+
+def test_ir4_producer_may_write_after_copy_elimination_but_not_read():
+    # acc writes A directly (it is the save's recorded producer): fine
+    eliminated = program(
+        BUFFERS,
+        alloc("%s"),
+        kernel("s", OpKind.ADD, ("%s",), ("A", "W")),
+        kernel("acc", OpKind.ACCUMULATE, ("A",), ("%s",), ("S",)),
+        dealloc("%s"),
+        # a consumer of the saved value reads it from A after copy elimination
+        alloc("%n"),
+        kernel("n", OpKind.NEG, ("%n",), ("A",)),
+        copy("save_b", "B", "%n"),
+        dealloc("%n"),
+        saves=(*SAVES, save("save_b", "B", "n")),
+    )
+    verify_program(eliminated)
+    # ... but not when it also reads A (the entry value is gone by then)
+    p = program([placeholder("A")], kernel("n", OpKind.NEG, ("A",), ("A",)), saves=(save("save", "A", "n"),))
+    assert_only(p, "IR-4")
+    assert "read by the instruction that writes it" in str(program_violations(p)[0])
+
+
+# --- IR-5 -------------------------------------------------------------------
+
+
+def test_ir5_non_owner_reads_owned_state():
+    assert_only(insert(clean(), 12, alloc("%q"), kernel("q", OpKind.NEG, ("%q",), ("S",)), dealloc("%q")), "IR-5")
+
+
+def test_ir5_copy_of_owned_state():
+    assert_only(insert(clean(), 12, alloc("%q"), copy("q", "%q", "S"), dealloc("%q")), "IR-5")
+
+
+def test_ir5_owner_uses_state_as_input():
+    p = edit(clean(), 9, kernel("acc", OpKind.ACCUMULATE, ("%t",), ("T",), ("S",)))
+    p = insert(p, 9, kernel("keep_w", OpKind.NEG, ("w",), ("w",)))  # keep w used, nothing else changes
+    assert_only(p, "IR-5")
+
+
+def test_ir5_other_kernel_updates_owned_state():
+    p = insert(clean(), 12, alloc("%q"), kernel("other", OpKind.ACCUMULATE, ("%q",), ("%t",), ("S",)), dealloc("%q"))
+    assert_only(p, "IR-5")
+
+
+def test_ir5_view_of_owned_state():
+    assert_only(insert(clean(), 12, view("sv", "S", F22)), "IR-5")
+
+
+# --- IR-6 -------------------------------------------------------------------
+
+
+def _two_inputs(*body: Instr) -> Program:
+    """%a and %b written from A and B, then ``body``, then both deallocated."""
+    return program(
+        [placeholder("A"), placeholder("B")],
+        alloc("%a"),
+        kernel("a", OpKind.NEG, ("%a",), ("A",)),
+        alloc("%b"),
+        kernel("b", OpKind.NEG, ("%b",), ("B",)),
+        *body,
+        dealloc("%a"),
+        dealloc("%b"),
+    )
+
+
+def test_ir6_clean_in_place_pairs():
+    verify_program(_two_inputs(kernel("x", OpKind.ADD, ("%a",), ("%a", "%b"))))
+    verify_program(_two_inputs(kernel("x", OpKind.ADD, ("%a",), ("%a", "%a"))))
+    verify_program(_two_inputs(alloc("%s"), kernel("x", OpKind.ADD_SUB, ("%s", "%a"), ("%a", "%b")), dealloc("%s")))
+    verify_program(
+        _two_inputs(
+            alloc("%g"),
+            kernel("g", OpKind.NEG, ("%g",), ("A",)),
+            kernel("x", OpKind.SGD_MOMENTUM, ("%a", "%b"), ("%a", "%g", "%b")),
+            dealloc("%g"),
+        )
+    )
+
+
+def test_ir6_result_not_allowed_to_overwrite_that_input():
+    # add_sub: s may overwrite nothing (d still reads a and b)
+    p = _two_inputs(alloc("%d"), kernel("x", OpKind.ADD_SUB, ("%a", "%d"), ("%a", "%b")), dealloc("%d"))
+    assert_only(p, "IR-6")
+
+
+def test_ir6_sgd_w_new_over_v():
+    p = _two_inputs(
+        alloc("%g"),
+        kernel("g", OpKind.NEG, ("%g",), ("A",)),
+        alloc("%vn"),
+        kernel("x", OpKind.SGD_MOMENTUM, ("%b", "%vn"), ("%a", "%g", "%b")),
+        dealloc("%g"),
+        dealloc("%vn"),
+    )
+    assert_only(p, "IR-6")
+
+
+def test_ir6_stencil_in_place():
+    assert_only(_two_inputs(kernel("x", OpKind.ROLL, ("%a",), ("%a",))), "IR-6")
+
+
+def test_ir6_input_used_twice_only_one_position_allowed():
+    # sgd_momentum: w_new may overwrite w (position 0) but not v (position 2)
+    p = _two_inputs(
+        alloc("%vn"),
+        kernel("x", OpKind.SGD_MOMENTUM, ("%a", "%vn"), ("%a", "%b", "%a")),
+        dealloc("%vn"),
+    )
+    assert_only(p, "IR-6")
+
+
+def test_ir6_two_results_share_a_buffer():
+    assert_only(_two_inputs(alloc("%r"), kernel("x", OpKind.ADD_SUB, ("%r", "%r"), ("%a", "%b")), dealloc("%r")), "IR-6")
+
+
+def test_ir6_copy_in_place():
+    assert_only(_two_inputs(copy("x", "%a", "%a")), "IR-6")
+
+
+def test_ir6_through_a_view():
+    p = _two_inputs(view("av", "%a", F4), kernel("x", OpKind.TRANSPOSE, ("av",), ("%a",)))
+    assert_only(p, "IR-6")
+
+
+def test_ir6_allowed_pair_of_different_types():
+    p = _two_inputs(view("av", "%a", F22), kernel("x", OpKind.RELU, ("av",), ("%a",)))
+    assert_only(p, "IR-6")
+
+
+# --- MEM-1 ------------------------------------------------------------------
+
+
+def _allocated(offsets: dict[str, int], peak: int | None = 64) -> Program:
+    p = clean()
+    return replace(p, offsets=tuple(offsets.items()), peak_bytes=peak)
+
+
+def test_mem1_clean_allocation():
+    # %s [0, 5], %r [3, 10], %t [7, 12]: %s and %t may share bytes
+    p = _allocated({"%s": 0, "%r": 16, "%t": 0})
+    assert program_violations(p) == []
+    check_mem1(p)
+
+
+def test_mem1_overlap_while_live():
+    p = _allocated({"%s": 0, "%r": 8, "%t": 32})
+    assert_only(p, "MEM-1")
+    with pytest.raises(InvariantViolation) as info:
+        check_mem1(p)
+    assert info.value.invariant == "MEM-1"
+    assert set(info.value.names) == {"%s", "%r"}
+
+
+def test_mem1_alloc_and_dealloc_bound_the_live_range():
+    # %r is deallocated at 10 and %t allocated at 7: sharing bytes is an overlap
+    assert_only(_allocated({"%s": 0, "%r": 16, "%t": 16}), "MEM-1")
+
+
+def test_mem1_missing_offset():
+    assert_only(_allocated({"%s": 0, "%r": 16}), "MEM-1")
+
+
+def test_mem1_outside_the_arena():
+    assert_only(_allocated({"%s": 0, "%r": 16, "%t": 48}, peak=50), "MEM-1")
+
+
+def test_mem1_offset_for_a_non_activation():
+    assert_only(_allocated({"%s": 0, "%r": 16, "%t": 0, "A": 64}, peak=80), "MEM-1")
+
+
+def test_mem1_not_checked_without_offsets():
+    assert program_violations(clean()) == []
+
+
+# --- messages ---------------------------------------------------------------
+
+
+def test_error_names_the_instruction_and_shows_its_neighbours():
+    p = _two_inputs(kernel("x", OpKind.ROLL, ("%a",), ("%a",)))
+    error = program_violations(p)[0]
+    text = str(error)
+    assert text.startswith("IR-6: instruction 4 `kernel roll x(@out %a, @in %a)`")
+    lines = error.context.splitlines()
+    assert any(line.lstrip().startswith("> 4") for line in lines)
+    assert any("kernel neg b(@out %b, @in B)" in line for line in lines)  # the one before
+    assert any("dealloc %a" in line for line in lines)  # the one after
+    assert len(lines) == 5
+
+
+def test_format_instr_every_opcode():
+    assert format_instr(alloc("%a")) == "alloc %a: float32[4]"
+    assert format_instr(dealloc("%a")) == "dealloc %a"
+    assert format_instr(view("v", "%a", F22)) == "view v = %a: float32[2, 2]"
+    assert format_instr(copy("s", "A", "%a")) == "copy s(@out A, @in %a)"
+    k = kernel("t", OpKind.TRANSPOSE, ("%b",), ("%a",), attrs=(("perm", (0,)),))
+    assert format_instr(k) == "kernel transpose t(@out %b, @in %a) perm=[0]"

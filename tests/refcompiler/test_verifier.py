@@ -1,0 +1,172 @@
+"""The graph verifier: each invariant (G-1, OWN-1..4) rejects a graph built to break it, and only it.
+
+Most broken graphs are files under tests/data/invalid/, named ``<ID>.json`` or
+``<ID>.<flavour>.json`` (the CLI tests use the same files); a few that the
+loader itself would refuse (``refc-graph/1`` rejects them as malformed) are
+built directly as ``Graph`` values here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from specs import INVARIANTS, Dtype, OpKind, TensorType
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph, Node, Ref, Storage, StorageKind
+from refcompiler.graph_json import load_graph
+from refcompiler.verifier import infer_types, verify, violations
+
+ROOT = Path(__file__).resolve().parents[2]
+INVALID = ROOT / "tests" / "data" / "invalid"
+INVALID_FILES = sorted(INVALID.glob("*.json"))
+
+
+def expected_id(path: Path) -> str:
+    """``OWN-2.json`` and ``OWN-2.foreign_state.json`` both break OWN-2."""
+    return path.name.split(".")[0]
+
+
+def ids(graph: Graph) -> set[str]:
+    return {v.invariant for v in violations(graph)}
+
+
+def test_there_is_an_invalid_graph_for_every_graph_level_invariant():
+    covered = {expected_id(p) for p in INVALID_FILES}
+    assert covered == {"G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4"}
+    assert covered <= set(INVARIANTS)
+
+
+def test_g1_has_several_flavours():
+    flavours = {p.name for p in INVALID_FILES if expected_id(p) == "G-1"}
+    for flavour in ("cycle", "arity", "dtype", "shape", "attribute", "result_index"):
+        assert f"G-1.{flavour}.json" in flavours
+
+
+@pytest.mark.parametrize("path", INVALID_FILES, ids=[p.stem for p in INVALID_FILES])
+def test_invalid_graph_breaks_exactly_its_invariant(path):
+    graph = load_graph(path)
+    assert ids(graph) == {expected_id(path)}
+    with pytest.raises(InvariantViolation) as info:
+        verify(graph)
+    assert info.value.invariant == expected_id(path)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.json")), ids=lambda p: p.stem)
+def test_examples_are_valid(path):
+    graph = load_graph(path)
+    assert violations(graph) == []
+    types = verify(graph)
+    assert all(isinstance(t, TensorType) for t in types.values())
+
+
+# ----------------------------------------------------- built as values
+
+
+def base() -> Graph:
+    """A valid graph: out = relu(A)."""
+    return Graph(
+        name="base",
+        storage=(
+            Storage("A", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4,)),
+            Storage("out", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4,)),
+        ),
+        nodes=(
+            Node("r", OpKind.RELU, (Ref("A"),)),
+            Node("s", OpKind.SAVE, (Ref("r"),), attrs=(("target", "out"),)),
+        ),
+    )
+
+
+def test_base_is_valid():
+    assert ids(base()) == set()
+
+
+def test_g1_duplicate_name():
+    g = base()
+    g = g.with_nodes(g.nodes[:1] + (Node("A", OpKind.NEG, (Ref("A"),)),) + g.nodes[1:])
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_reference_to_nothing():
+    g = base()
+    g = g.with_nodes((Node("r", OpKind.RELU, (Ref("nothing"),)),) + g.nodes[1:])
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_result_index_on_storage():
+    g = base()
+    g = g.with_nodes((Node("r", OpKind.RELU, (Ref("A", 0),)),) + g.nodes[1:])
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_reading_a_node_without_results():
+    g = base()
+    g = g.with_nodes(g.nodes + (Node("n", OpKind.NEG, (Ref("s"),)),))
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_save_target_that_is_no_storage():
+    g = base()
+    g = g.with_nodes(g.nodes[:1] + (Node("s", OpKind.SAVE, (Ref("r"),), attrs=(("target", "r"),)),))
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_save_without_target():
+    g = base()
+    g = g.with_nodes(g.nodes[:1] + (Node("s", OpKind.SAVE, (Ref("r"),)),))
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_self_loop_is_a_cycle():
+    g = base()
+    g = g.with_nodes((Node("r", OpKind.ADD, (Ref("A"), Ref("r"))),) + g.nodes[1:])
+    assert ids(g) == {"G-1"}
+
+
+def test_g1_bad_attribute_value_shapes():
+    # perm that is no permutation, reshape to the wrong element count,
+    # an axis out of range, a bool where an int is due
+    g = base()
+    for node in (
+        Node("t", OpKind.TRANSPOSE, (Ref("A"),), attrs=(("perm", (0, 0)),)),
+        Node("t", OpKind.RESHAPE, (Ref("A"),), attrs=(("shape", (3,)),)),
+        Node("t", OpKind.REDUCE_SUM, (Ref("A"),), attrs=(("axis", 1),)),
+        Node("t", OpKind.CONCAT, (Ref("A"),), attrs=(("axis", True),)),
+    ):
+        assert ids(g.with_nodes(g.nodes + (node,))) == {"G-1"}, node
+
+
+def test_g1_state_must_be_float32():
+    g = Graph(
+        name="int_state",
+        storage=(
+            Storage("A", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4,)),
+            Storage("acc", StorageKind.OWNED, Dtype.INT32, (4,), owner="running"),
+        ),
+        nodes=(Node("running", OpKind.ACCUMULATE, (Ref("A"),), state=("acc",)),),
+    )
+    assert ids(g) == {"G-1"}
+    fixed = replace(g, storage=(g.storage[0], replace(g.storage[1], dtype=Dtype.FLOAT32)))
+    assert ids(fixed) == set()
+
+
+def test_own1_owner_that_is_no_node():
+    g = base()
+    g = replace(g, storage=g.storage + (Storage("acc", StorageKind.OWNED, Dtype.FLOAT32, (4,), owner="ghost"),))
+    # a dangling owner is a broken reference: G-1, not OWN-1
+    assert ids(g) == {"G-1"}
+
+
+def test_verify_raises_the_first_violation_and_infer_types_gives_result_types():
+    g = load_graph(INVALID / "OWN-4.json")
+    with pytest.raises(InvariantViolation) as info:
+        verify(g)
+    assert info.value.invariant == "OWN-4"
+    assert set(info.value.names) == {"out", "s1", "s2"}
+    types = infer_types(load_graph(ROOT / "examples" / "sgd_momentum.json"))
+    assert types[("step", 0)] == TensorType((3, 2), Dtype.FLOAT32)
+    assert types[("total", 0)] == TensorType((), Dtype.FLOAT32)
