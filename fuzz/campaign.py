@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -38,7 +37,7 @@ from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc, write_json_atomic
 
-from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_to_doc, reject, replay
+from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_to_doc, format_case_doc, reject, replay, write_text_atomic
 from fuzz.oracle import Finding, Signature, check_case
 from fuzz.shrink import breaks_only, graph_size, reduce_graph, valid
 from fuzz.strategies import REJECTABLE, graphs, invalid_graphs
@@ -79,6 +78,8 @@ class CampaignConfig:
     invalid_share: float = 0.2
     shrink_calls: int = 200
     reduce_attempts: int = 150
+    # with a time budget, each new failure may shrink this long past the deadline
+    shrink_grace: float = 5.0
     stop_on_failure: bool = False
 
     def __post_init__(self) -> None:
@@ -150,6 +151,7 @@ class Summary:
     failures: int = 0
     seconds: float = 0.0
     chunks: int = 0
+    planned: int = 0  # cases handed to chunks so far (a chunk may evaluate fewer: repeats are skipped)
     stopped_by: str = ""
     found: dict[Signature, Failure] = field(default_factory=dict)
     start: float = field(default_factory=time.time)
@@ -217,10 +219,11 @@ def fuzz_cases(config: CampaignConfig) -> st.SearchStrategy[tuple[Graph, Expect,
     """(graph, expectation, schedule seed): a valid graph, or with probability
     ``invalid_share`` one that breaks one of ``REJECTABLE``. Shrinks towards
     a valid graph and seed 0."""
-    slots = 20
-    n_invalid = round(config.invalid_share * slots)
-    # index 0 (where shrinking goes) is "valid" unless every case is invalid
-    choices: list[str | None] = [None] * (slots - n_invalid) + [REJECTABLE[i % len(REJECTABLE)] for i in range(n_invalid)]
+    # One slot per rejectable invariant, and enough "valid" slots for the share;
+    # index 0 (where shrinking goes) is "valid" unless every case is invalid.
+    p = config.invalid_share
+    n_valid = 1 if p == 0 else round(len(REJECTABLE) * (1 - p) / p)
+    choices: list[str | None] = [None] * n_valid + (list(REJECTABLE) if p > 0 else [])
 
     @st.composite
     def case(draw: st.DrawFn) -> tuple[Graph, Expect, int]:
@@ -256,8 +259,13 @@ def run_chunk(task: Chunk) -> ChunkResult:
     first_failure_at: list[float] = []
     best: list[tuple[Graph, Expect, int, Finding]] = []
 
+    shrink_deadline: list[float] = []
+
     def out_of_time() -> bool:
-        return task.deadline is not None and time.time() >= task.deadline
+        if task.deadline is None:
+            return False
+        limit = shrink_deadline[0] if shrink_deadline else task.deadline
+        return time.time() >= limit
 
     def evaluate(graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         report = check_case(
@@ -266,6 +274,7 @@ def run_chunk(task: Chunk) -> ChunkResult:
             schedulers=config.schedulers,
             seed=case_seed,
             target=target[0] if target else None,
+            focus=best[0][3] if best else None,
         )
         counts["schedules"] += report.schedules
         return report.finding
@@ -309,6 +318,8 @@ def run_chunk(task: Chunk) -> ChunkResult:
                 return
             target.append(sig)
             first_failure_at.append(time.time())
+            if task.deadline is not None:
+                shrink_deadline.append(max(task.deadline, time.time() + config.shrink_grace))
         if sig != target[0]:
             return
         if not best or graph_size(graph) < graph_size(best[0][0]):
@@ -321,23 +332,24 @@ def run_chunk(task: Chunk) -> ChunkResult:
         pass
     found: tuple[Failure, ...] = ()
     if best:
-        found = (_finish(config, best[0], first_failure_at[0]),)
+        found = (_finish(config, best[0], first_failure_at[0], out_of_time),)
     return ChunkResult(task.index, counts["cases"], counts["invalid"], counts["schedules"], counts["failures"], found, time.time() - start)
 
 
-def _finish(config: CampaignConfig, example: tuple[Graph, Expect, int, Finding], found_at: float) -> Failure:
-    """Reduce the smallest failing example and make it a corpus case that replays."""
+def _finish(config: CampaignConfig, example: tuple[Graph, Expect, int, Finding], found_at: float, stop: Callable[[], bool]) -> Failure:
+    """Reduce the smallest failing example (until ``stop()``) and make it a
+    corpus case that replays."""
     graph, expect, case_seed, finding = example
     sig = finding.signature
 
-    def fails(g: Graph) -> Finding | None:
+    def fails(g: Graph, focus: Finding | None = finding) -> Finding | None:
         return check_case(
-            Case(g, expect, config.pipeline), mutant=config.mutant, schedulers=config.schedulers, seed=case_seed, target=sig
+            Case(g, expect, config.pipeline), mutant=config.mutant, schedulers=config.schedulers, seed=case_seed, target=sig, focus=focus
         ).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
-    reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts)
-    final = fails(reduced) or finding
+    reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
+    final = fails(reduced, None) or fails(reduced) or finding
     case = _storable(config, reduced, expect, final)
     again = replay(case, mutant=config.mutant)
     reproduces = again is not None and again.signature == sig
@@ -389,7 +401,7 @@ def _status(summary: Summary) -> str:
     if c.budget is not None:
         left.append(f"{max(0.0, c.budget - summary.seconds):.0f}s left")
     if c.max_cases is not None:
-        left.append(f"{max(0, c.max_cases - summary.cases)} cases left")
+        left.append(f"{max(0, c.max_cases - summary.planned)} cases left")
     return (
         f"cases {summary.cases} ({cps:.1f}/s), schedules {summary.schedules} ({sps:.1f}/s), "
         f"failures {summary.failures} ({len(summary.found)} distinct), {', '.join(left)}"
@@ -434,7 +446,7 @@ class RichProgress:
     def update(self, summary: Summary, *, done: bool = False) -> None:
         c = summary.config
         if c.max_cases is not None:
-            total, completed = float(c.max_cases), float(summary.cases)
+            total, completed = float(c.max_cases), float(summary.planned)
         else:
             total, completed = float(c.budget or 1), summary.seconds
         if self.task is None:
@@ -449,13 +461,13 @@ class RichProgress:
 # The campaign
 
 
-def _next_chunk(config: CampaignConfig, summary: Summary, index: int, planned: int) -> Chunk | None:
+def _next_chunk(config: CampaignConfig, summary: Summary, index: int) -> Chunk | None:
     """The next chunk to run, or ``None`` when the budget is spent."""
-    if config.stop_on_failure and summary.found:
+    if config.stop_on_failure and _killed(summary):
         return None
     cases = config.chunk_cases
     if config.max_cases is not None:
-        remaining = config.max_cases - planned
+        remaining = config.max_cases - summary.planned
         if remaining <= 0:
             return None
         cases = min(cases, remaining)
@@ -465,6 +477,12 @@ def _next_chunk(config: CampaignConfig, summary: Summary, index: int, planned: i
         if time.time() >= deadline:
             return None
     return Chunk(index, chunk_seed(config.seed, index), cases, config, frozenset(summary.found), deadline)
+
+
+def _killed(summary: Summary) -> bool:
+    """A failure that is the mutant's doing (its case passes without the
+    mutant), or any failure when the campaign has no mutant."""
+    return any(f.passes_without_mutant is not False for f in summary.found.values())
 
 
 def _absorb(summary: Summary, result: ChunkResult) -> None:
@@ -491,12 +509,11 @@ def run_campaign(
     at once in ``executor`` (default: a process pool of that many workers)."""
     progress = progress or NoProgress()
     summary = Summary(config)
-    planned = 0
     index = 0
     try:
         if executor is None and config.workers == 1:
-            while (chunk := _next_chunk(config, summary, index, planned)) is not None:
-                planned += chunk.cases
+            while (chunk := _next_chunk(config, summary, index)) is not None:
+                summary.planned += chunk.cases
                 index += 1
                 _absorb(summary, run_chunk(chunk))
                 summary.seconds = time.time() - summary.start
@@ -507,8 +524,8 @@ def run_campaign(
             try:
                 pending: set[Future[ChunkResult]] = set()
                 while True:
-                    while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index, planned)) is not None:
-                        planned += chunk.cases
+                    while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
+                        summary.planned += chunk.cases
                         index += 1
                         pending.add(pool.submit(run_chunk, chunk))
                     if not pending:
@@ -523,9 +540,9 @@ def run_campaign(
                     pool.shutdown(wait=True, cancel_futures=True)
     finally:
         summary.seconds = time.time() - summary.start
-        if config.stop_on_failure and summary.found:
+        if config.stop_on_failure and _killed(summary):
             summary.stopped_by = "failure"
-        elif config.max_cases is not None and planned >= config.max_cases:
+        elif config.max_cases is not None and summary.planned >= config.max_cases:
             summary.stopped_by = "cases"
         else:
             summary.stopped_by = "budget"
@@ -544,10 +561,10 @@ def write_outputs(summary: Summary, out: Path) -> None:
     cases_dir = out / "cases"
     for sig, failure in sorted(summary.found.items()):
         path = cases_dir / f"{sig.slug}.json"
-        write_json_atomic(path, failure.case_doc)
+        write_text_atomic(path, format_case_doc(failure.case_doc))
         summary.case_files[sig] = str(path.relative_to(out))
     write_json_atomic(out / "summary.json", summary.to_doc())
-    _write_text_atomic(out / "junit.xml", junit_xml(summary))
+    write_text_atomic(out / "junit.xml", junit_xml(summary))
 
 
 def junit_xml(summary: Summary) -> str:
@@ -579,18 +596,6 @@ def junit_xml(summary: Summary) -> str:
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def default_workers() -> int:

@@ -23,7 +23,9 @@ the extra fields in ``graph.meta``; ``load_case`` reads them from there.
 from __future__ import annotations
 
 import enum
+import json
 import os
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -34,7 +36,7 @@ from specs import INVARIANTS
 
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, Init, Storage, StorageKind, initial_value
-from refcompiler.graph_json import graph_from_doc, graph_to_doc, read_json, write_json_atomic
+from refcompiler.graph_json import graph_from_doc, graph_to_doc, read_json
 
 if TYPE_CHECKING:
     from fuzz.oracle import Finding
@@ -50,6 +52,8 @@ __all__ = [
     "case_to_doc",
     "load_case",
     "write_case",
+    "format_case_doc",
+    "write_text_atomic",
     "case_files",
     "case_inputs",
     "replay",
@@ -119,7 +123,8 @@ def case_from_doc(doc: Any, *, path: str | None = None) -> Case:
         if not isinstance(schedule, list) or not all(isinstance(n, str) for n in schedule):
             raise MalformedInput("expected a list of node names", path=path, field="schedule")
         schedule = tuple(schedule)
-    inputs = _inputs(graph, meta.get("inputs") or {}, path)
+    raw_inputs = meta.get("inputs")
+    inputs = _inputs(graph, {} if raw_inputs is None else raw_inputs, path)
     found_by, mutant = meta.get("found_by"), meta.get("mutant")
     for key, value in (("found_by", found_by), ("mutant", mutant)):
         if value is not None and not isinstance(value, str):
@@ -187,8 +192,36 @@ def load_case(path: str | os.PathLike[str]) -> Case:
     return case_from_doc(read_json(path), path=str(path))
 
 
+def format_case_doc(doc: dict[str, Any]) -> str:
+    """A case document as text in the style of ``examples/``: top-level fields
+    one per line, one line per storage entry and per node. Valid JSON."""
+    lines = []
+    for key, value in doc.items():
+        if key in ("storage", "nodes") and isinstance(value, list) and value:
+            items = ",\n  ".join(json.dumps(v) for v in value)
+            lines.append(f"{json.dumps(key)}: [\n  {items}]")
+        else:
+            lines.append(f"{json.dumps(key)}: {json.dumps(value)}")
+    return "{" + ",\n ".join(lines) + "}\n"
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_case(path: str | os.PathLike[str], case: Case) -> None:
-    write_json_atomic(path, case_to_doc(case))
+    """Write ``case`` (``format_case_doc``) atomically."""
+    write_text_atomic(path, format_case_doc(case_to_doc(case)))
 
 
 def case_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

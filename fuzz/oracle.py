@@ -35,10 +35,13 @@ import numpy as np
 from specs import OpKind
 
 from refcompiler.deps import check_schedule
-from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
+from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph, Node, StorageKind
 from refcompiler.mutants import activate
+from refcompiler.proofs import Verdict, prove
 from refcompiler.reference import run_reference
+from refcompiler.schedulers import resolve_scheduler
 from refcompiler.values import Values, same_bits
 from refcompiler.verifier import violations
 
@@ -234,8 +237,6 @@ def reference_runs(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None)
 
 
 def _proof(graph: Graph, mutant: str | None) -> Finding | None:
-    from refcompiler.proofs import Verdict, prove
-
     try:
         with activate(mutant):
             proof = prove(graph, engine="reach")
@@ -309,9 +310,6 @@ def _run_pipeline(
     """Compile ``graph`` under ``choice`` and ``pipeline``, check the schedule
     used against the correct model, run twice and compare with the reference.
     ``prepared``: ``schedulable(graph)`` outside the mutant."""
-    from refcompiler.driver import compile_graph, run_compiled
-    from refcompiler.schedulers import resolve_scheduler
-
     given = None if choice.order is None else tuple(n for n in choice.order if n in graph.node_by_name)
     illegal = None if given is None else _legal(prepared, _fit(graph, prepared, given))
     where = {"pipeline": pipeline, "schedule": choice}
@@ -322,6 +320,13 @@ def _run_pipeline(
     except InvariantViolation as e:
         if illegal is not None and e.invariant == "SCH-1":
             return None  # an illegal schedule, rightly rejected
+        if illegal is not None:
+            # the dependency check let it through; a later checker tripped over it
+            why = (
+                f"the compiler accepts a given schedule that the dependency model forbids ({illegal.detail}); "
+                f"it failed later with {e.invariant}: {e.detail}"
+            )
+            return Finding(Stage.SCHEDULE, "SCH-1", why, _kinds(illegal.names, graph, prepared), **where)  # type: ignore[arg-type]
         return Finding(Stage.COMPILE, e.invariant, e.detail, _violation_kinds(e, graph, prepared), **where)  # type: ignore[arg-type]
     except RefCompilerError as e:
         return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", **where)  # type: ignore[arg-type]
@@ -332,7 +337,9 @@ def _run_pipeline(
     if wrong is not None:
         who = "accepts a given schedule" if given is not None else "schedules in an order"
         why = f"the compiler {who} that the dependency model forbids: {wrong.detail}"
-        return Finding(Stage.SCHEDULE, "SCH-1", why, _kinds(wrong.names, graph, prepared), order=order, **where)  # type: ignore[arg-type]
+        # not a permutation: the nodes missing or extra are the ones involved
+        involved = wrong.names or tuple(set(order) ^ set(prepared.node_by_name))
+        return Finding(Stage.SCHEDULE, "SCH-1", why, _kinds(involved, graph, prepared, compiled.graph), order=order, **where)  # type: ignore[arg-type]
     try:
         with activate(mutant):
             got = (run_compiled(compiled, inputs, runs=1), run_compiled(compiled, inputs, runs=2))
@@ -360,10 +367,13 @@ def iter_findings(
     expect: Expect = PASS,
     proof: bool = True,
     counter: list[int] | None = None,
+    pipelines: Sequence[str] | None = None,
 ) -> Iterator[Finding]:
     """Every finding of the chain, in order, lazily (a caller that wants only
     the first stops early). ``choices`` may be a function, called inside the
-    mutant once the static checks pass. ``counter[0]`` counts the schedules run."""
+    mutant once the static checks pass. ``counter[0]`` counts the schedules
+    run. ``pipelines``: what each schedule is compiled with (default ``O0``
+    and ``pipeline``)."""
     if expect.kind is ExpectKind.REJECT:
         assert expect.invariant is not None
         f = check_rejected(graph, expect.invariant, mutant)
@@ -391,7 +401,7 @@ def iter_findings(
         except RefCompilerError as e:
             yield Finding(Stage.COMPILE, getattr(e, "invariant", None), f"cannot derive schedules: {e}")
             return
-    pipelines = list(dict.fromkeys(["O0", pipeline]))
+    pipelines = list(dict.fromkeys(["O0", pipeline] if pipelines is None else pipelines))
     seen: set[tuple[str, ...]] = set()
     for choice in choices:
         if choice.order is not None:
@@ -446,11 +456,16 @@ def check_case(
     randoms: int = 1,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
     target: Signature | None = None,
+    focus: Finding | None = None,
 ) -> CaseReport:
     """Check a case under its schedule, or (without one) under the standard set
     (``case_schedules``: each of ``schedulers``, random, adversarial, and every
     legal order of a small graph). Returns the first finding, or with
-    ``target`` the first finding with that signature."""
+    ``target`` the first finding with that signature.
+
+    ``focus`` (a finding of a similar case, e.g. while shrinking): check only
+    schedules of the source that found it, and only its pipeline, when the
+    case offers them; cheaper, and what a shrinker needs."""
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
@@ -460,7 +475,8 @@ def check_case(
         ]
     else:
         def choices() -> Sequence[ScheduleChoice]:
-            return case_schedules(schedulable(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
+            found = case_schedules(schedulable(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
+            return _focused(found, focus)
 
     counter = [0]
     findings = iter_findings(
@@ -472,8 +488,21 @@ def check_case(
         inputs=case_inputs(case),
         expect=case.expect,
         counter=counter,
+        pipelines=[focus.pipeline] if focus is not None and focus.pipeline is not None else None,
     )
     for f in findings:
         if target is None or f.signature == target:
             return CaseReport(f, counter[0])
     return CaseReport(None, counter[0])
+
+
+def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequence[ScheduleChoice]:
+    """The choices like the one ``focus`` was found under, or all of them."""
+    if focus is None or focus.schedule is None:
+        return choices
+    want = focus.schedule
+    if want.source is ScheduleSource.SCHEDULER:
+        same = [c for c in choices if c.source is want.source and c.scheduler == want.scheduler]
+    else:
+        same = [c for c in choices if c.source is want.source]
+    return same or choices

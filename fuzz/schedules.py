@@ -22,8 +22,11 @@ import networkx as nx
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from refcompiler.deps import dependency_graph
+from refcompiler.deps import break_save_cycles, dependency_graph
+from refcompiler.effects import node_effects
 from refcompiler.graph import Graph
+from refcompiler.graph_passes.dce import dce
+from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 
 __all__ = [
     "ScheduleSource",
@@ -66,9 +69,6 @@ class ScheduleChoice:
 def schedulable(graph: Graph) -> Graph:
     """The graph the compiler schedules: ``graph`` after graph dead-code
     elimination and after save cycles are broken (the driver's own steps)."""
-    from refcompiler.deps import break_save_cycles
-    from refcompiler.graph_passes.dce import dce
-
     return break_save_cycles(dce(graph))
 
 
@@ -94,20 +94,15 @@ def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tu
 
 def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
     """Every legal order when there are at most ``limit``, else ``None``."""
-    from refcompiler.proofs import all_legal_orders
-
-    orders = all_legal_orders(graph, limit=limit + 1)
+    orders = list(all_legal_orders(graph, limit=limit + 1))
     if len(orders) > limit:
         return None
-    return [tuple(o) for o in orders]
+    return orders
 
 
 def _witnesses(graph: Graph) -> list[tuple[str, ...]]:
     """Z3-found orders for each pair of nodes that touch the same storage,
     at least one writing: one order per direction the model allows."""
-    from refcompiler.effects import node_effects
-    from refcompiler.proofs import witness_schedules
-
     effects = node_effects(graph)
     names = [n.name for n in graph.nodes]
     out: list[tuple[str, ...]] = []
@@ -115,7 +110,9 @@ def _witnesses(graph: Graph) -> list[tuple[str, ...]]:
         for b in names[i + 1 :]:
             ea, eb = effects[a], effects[b]
             if ea.writes & (eb.reads | eb.writes) or eb.writes & ea.reads:
-                out.extend(tuple(s) for s in witness_schedules(graph, a, b) if s)
+                pair = witness_schedules(graph, a, b)
+                if pair is not None:  # None: the model orders a and b
+                    out.extend(pair)
     return out
 
 
@@ -146,8 +143,6 @@ def case_schedules(
         ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)
     ]
     if adversarial:
-        from refcompiler.proofs import adversarial_schedule
-
         explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
     if witnesses:
         explicit.extend(ScheduleChoice(ScheduleSource.WITNESS, o) for o in _witnesses(graph))
@@ -186,8 +181,6 @@ def schedules(
         elif source is ScheduleSource.RANDOM:
             options.append(_drawn_order(graph, deps))
         elif source is ScheduleSource.ADVERSARIAL:
-            from refcompiler.proofs import adversarial_schedule
-
             options.append(st.just(ScheduleChoice(source, tuple(adversarial_schedule(graph)))))
         elif source is ScheduleSource.WITNESS:
             found = _witnesses(graph)

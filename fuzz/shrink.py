@@ -149,13 +149,16 @@ def reduce_graph(
     *,
     acceptable: Callable[[Graph], bool] = valid,
     max_attempts: int = 300,
+    stop: Callable[[], bool] = lambda: False,
 ) -> Graph:
     """A local minimum of ``graph`` under the edits above: the smallest graph
     found that is ``acceptable`` and ``still_fails``. ``still_fails`` is only
-    asked about acceptable graphs; ``graph`` itself is assumed to fail."""
+    asked about acceptable graphs; ``graph`` itself is assumed to fail. Gives
+    up (returning the smallest so far) after ``max_attempts`` calls of
+    ``still_fails`` or once ``stop()`` is true."""
     attempts = 0
     improved = True
-    while improved and attempts < max_attempts:
+    while improved and attempts < max_attempts and not stop():
         improved = False
         for candidate in candidates(graph):
             if graph_size(candidate) >= graph_size(graph) or not acceptable(candidate):
@@ -165,6 +168,6 @@ def reduce_graph(
                 graph = candidate
                 improved = True
                 break
-            if attempts >= max_attempts:
+            if attempts >= max_attempts or stop():
                 break
     return graph

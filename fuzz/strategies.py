@@ -33,6 +33,7 @@ from hypothesis.errors import InvalidArgument
 from specs import OPS, Dtype, OpKind, OpSpec, ShapeError, TensorType
 
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+from refcompiler.verifier import infer_types
 
 __all__ = [
     "Feature",
@@ -57,6 +58,7 @@ class Feature(enum.Enum):
     READ_SAVE = "read-save"  # saves into placeholders that nodes also read
     SAVE_CYCLE = "save-cycle"  # two saves that swap placeholders (memory edges close a cycle)
     OUTPUTS = "outputs"  # a final step saves unused results into placeholders
+    DIAMOND = "diamond"  # a move x -> (view or elementwise, in-place candidate) -> binary join
 
 
 # Invariants ``invalid_graphs`` can break, each with one small edit.
@@ -146,15 +148,18 @@ class _Builder:
 
     # -- operands -------------------------------------------------------------
     def pick(self, want: Callable[[Value], bool], fresh: Callable[[], Value] | None) -> Value:
-        """An existing value satisfying ``want`` (most recent first, so shrinking
-        favours chains), or the result of ``fresh()``."""
-        cands = [v for v in reversed(self.values) if want(v)]
-        if fresh is None:
-            if not cands:
-                raise _NoOperand()
-            return cands[self.draw(st.integers(0, len(cands) - 1))]
-        i = self.draw(st.integers(0, len(cands)))
-        return cands[i] if i < len(cands) else fresh()
+        """The result of ``fresh()`` (one time in three), or an existing value
+        satisfying ``want``: node results first, most recent first (chains of
+        activations are what buffer sharing works on), then storage. Shrinking
+        goes to fresh storage, which cuts the node loose from earlier ones so
+        that they can be deleted."""
+        ok = [v for v in reversed(self.values) if want(v)]
+        cands = [v for v in ok if v.storage is None] + [v for v in ok if v.storage is not None]
+        if fresh is not None and (not cands or self.draw(_FRESH)):
+            return fresh()
+        if not cands:
+            raise _NoOperand()
+        return cands[self.draw(st.integers(0, len(cands) - 1))]
 
     def shape(self, *, min_rank: int = 1, max_rank: int = MAX_RANK) -> tuple[int, ...]:
         return tuple(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=min_rank, max_size=max_rank)))
@@ -198,6 +203,10 @@ class _Builder:
         for k, t in enumerate(results):
             self.values.append(Value(Ref(node.name, k if multi else None), t, None, high if t.dtype is I32 else None))
         return node
+
+    def value_of(self, node: str) -> Value:
+        """The (single) result of ``node``."""
+        return next(v for v in self.values if v.ref == Ref(node))
 
     def storage_type(self, name: str) -> TensorType:
         s = next(s for s in self.storage if s.name == name)
@@ -467,6 +476,31 @@ def _build_swap(b: _Builder) -> None:
     b.save(q, p.ref.name)
 
 
+_UNARY = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP, OpKind.IDENTITY)
+_BINARY = (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.MAX)
+
+
+def _build_diamond(b: _Builder, enabled: list[OpKind]) -> None:
+    """x -> left (a view of x, or elementwise) and right (elementwise: a
+    candidate to overwrite x in place), then join(left, right). The hazard
+    of buffer sharing: right may reuse x only if nothing reads x later,
+    also through left's view. Ops come from the enabled set where it has any."""
+    if len(b.nodes) + 3 > b.max_nodes:
+        return
+    unary = [k for k in _UNARY if k in enabled] or [OpKind.NEG]
+    left_ops = unary + ([OpKind.RESHAPE] if OpKind.RESHAPE in enabled else [])
+    binary = [k for k in _BINARY if k in enabled] or [OpKind.ADD]
+    x = b.any_float(min_rank=1)
+    left_kind = b.draw(st.sampled_from(left_ops))
+    attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
+    left = b.add_node(left_kind, [x], attrs=attrs)
+    right = b.add_node(b.draw(st.sampled_from(unary)), [x])
+    pair = [b.value_of(left.name), b.value_of(right.name)]
+    if b.draw(st.booleans()):
+        pair.reverse()
+    b.add_node(b.draw(st.sampled_from(binary)), pair)
+
+
 def _build_outputs(b: _Builder) -> None:
     """Save some results no node reads (rank >= 1) into placeholders."""
     sinks = [v for v in b.values if v.storage is None and v.ref.name not in b.users and v.rank >= 1]
@@ -538,6 +572,9 @@ def graphs(
     return _graphs(universe, feats, min_nodes, max_nodes, swarm)
 
 
+# Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
+_FRESH = st.sampled_from([True, False, False])
+
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
 _MORE = st.sampled_from([False] + [True] * 7)
 
@@ -549,16 +586,22 @@ def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, 
     enabled = [k for k in universe if not (swarm and draw(st.booleans()))] or list(universe)
     features = frozenset(f for f in feats if not (swarm and draw(st.booleans())))
     b = _Builder(draw, features, max_nodes)
+    moves: list[OpKind | Feature] = [*enabled, Feature.DIAMOND] if Feature.DIAMOND in features else list(enabled)
     # Leave room for the final step's saves, else long move lists leave no outputs.
     move_cap = max(min_nodes, max_nodes - 2) if Feature.OUTPUTS in features else max_nodes
     attempts = 0
     while len(b.nodes) < move_cap and attempts < 4 * max_nodes:
         attempts += 1
-        if len(b.nodes) >= min_nodes and not draw(_MORE):
+        # drawn before every move, the first included, so that shrinking can
+        # delete any move the same way (the flag is ignored below min_nodes)
+        if not draw(_MORE) and len(b.nodes) >= min_nodes:
             break
-        kind = draw(st.sampled_from(enabled))
+        kind = draw(st.sampled_from(moves))
         try:
-            BUILDERS[kind](b, kind)
+            if kind is Feature.DIAMOND:
+                _build_diamond(b, enabled)
+            else:
+                BUILDERS[kind](b, kind)  # type: ignore[index]
         except _NoOperand:
             continue
     if Feature.OUTPUTS in features:
@@ -593,8 +636,6 @@ class _Editor:
     """Adds storage and nodes with fresh names to a valid graph."""
 
     def __init__(self, draw: Callable, graph: Graph):
-        from refcompiler.verifier import infer_types
-
         self.draw = draw
         self.graph = graph
         self.storage = list(graph.storage)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refcompiler.ir import Opcode, Program
-from refcompiler.ir_analysis import activations, name_types, uses_of
+from refcompiler.ir_analysis import activations, alloc_index, dealloc_index, name_types, uses_of
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.variants import swappable
 
@@ -30,14 +30,31 @@ ALIGN = 16
 
 @swappable
 def live_interval(program: Program, name: str) -> tuple[int, int]:
-    """First and last instruction index at which activation ``name`` is live:
-    the first and the last instruction that uses it or a view of it (a view
-    instruction counts). An activation nothing uses is live at its ``alloc``."""
+    """First and last instruction index at which activation ``name`` is live.
+
+    Live from the first to the last instruction that uses it or a view of it
+    (a view instruction counts), when its ``alloc`` sits right before that
+    first use (only other allocs in between) and its ``dealloc`` right after
+    that last use (only other deallocs in between), as lowering and the passes
+    place them. Otherwise the interval runs from the ``alloc`` itself, or to
+    the ``dealloc`` itself (the end of the program if there is none), so that
+    it always covers what the IR verifier's MEM-1 (alloc to dealloc) sees.
+    An activation nothing uses is live from its ``alloc`` to its ``dealloc``.
+    """
+    instrs = program.instrs
+    alloc = alloc_index(program, name)
+    start = 0 if alloc is None else alloc
+    dealloc = dealloc_index(program, name)
+    end = len(instrs) if dealloc is None else dealloc
     used = uses_of(program, name)
-    if used:
-        return used[0], used[-1]
-    at = next(i for i, instr in enumerate(program.instrs) if instr.opcode is Opcode.ALLOC and instr.name == name)
-    return at, at
+    if not used:
+        return start, end
+    first, last = used[0], used[-1]
+    if all(i.opcode is Opcode.ALLOC for i in instrs[start + 1 : first]):
+        start = first
+    if dealloc is not None and all(i.opcode is Opcode.DEALLOC for i in instrs[last + 1 : dealloc]):
+        end = last
+    return start, max(end, last)
 
 
 def allocate(program: Program) -> Program:

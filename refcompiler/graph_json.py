@@ -26,6 +26,8 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, free
 __all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic"]
 
 FORMAT = "refc-graph/1"
+# A reference compiler runs small graphs; larger storage is a mistake, not a workload.
+MAX_ELEMENTS = 1 << 24
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 
@@ -171,9 +173,9 @@ def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
 def _storage(r: _Reader, doc: Any, where: str) -> Storage:
     if not isinstance(doc, dict):
         raise r.fail(where, f"expected an object, got {_json_type(doc)}")
-    r.only(doc, where, {"name", "kind", "dtype", "shape", "init", "owner"})
     name = r.name(doc, where)
     where = f"{where} ('{name}')"
+    r.only(doc, where, {"name", "kind", "dtype", "shape", "init", "owner"})
     kind = r.enum(doc, "kind", where, StorageKind)
     dtype = r.enum(doc, "dtype", where, Dtype)
     shape_doc = r.get(doc, "shape", where, list)
@@ -185,6 +187,8 @@ def _storage(r: _Reader, doc: Any, where: str) -> Storage:
         if d < 1:
             raise r.fail(f"{where}.shape[{k}]", f"dimension {d} is below 1")
     shape = tuple(shape_doc)
+    if math.prod(shape) > MAX_ELEMENTS:
+        raise r.fail(f"{where}.shape", f"{math.prod(shape)} elements is more than refc handles ({MAX_ELEMENTS})")
     owner = r.get(doc, "owner", where, str, required=False)
     if owner is not None and kind is not StorageKind.OWNED:
         raise r.fail(f"{where}.owner", f"only owned storage has an owner, this is {kind.value}")
@@ -238,9 +242,9 @@ def _init(r: _Reader, doc: Any, where: str, shape: tuple[int, ...], dtype: Dtype
 def _node(r: _Reader, doc: Any, where: str) -> Node:
     if not isinstance(doc, dict):
         raise r.fail(where, f"expected an object, got {_json_type(doc)}")
-    r.only(doc, where, {"name", "op", "inputs", "state", "attrs"})
     name = r.name(doc, where)
     where = f"{where} ('{name}')"
+    r.only(doc, where, {"name", "op", "inputs", "state", "attrs"})
     op = r.enum(doc, "op", where, OpKind)
     inputs_doc = r.get(doc, "inputs", where, list, required=False) or []
     inputs = []

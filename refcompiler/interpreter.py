@@ -31,7 +31,7 @@ range) is an ``ExecutionError`` naming the node.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -186,10 +186,12 @@ class _Machine:
         if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
             raise self.fail("IR-1", "a view takes one @in source and has a type", instr.name)
         source = self.resolve(instr.operands[0])
-        if source.buffer is not None:
+        # a view reads nothing by itself; only owned state may not even be aliased (IR-5)
+        if source.buffer is not None and source.buffer.kind is BufferKind.OWNED:
             self.shadow.check_access(self.index, instr, instr.operands[0], source.buffer)
-        if instr.type.nbytes != source.hi - source.lo:
-            raise self.fail("IR-1", f"view {instr.name} ({instr.type}) does not cover its source's {source.hi - source.lo} bytes", instr.name)
+        size = source.hi - source.lo
+        if instr.type.nbytes != size:
+            raise self.fail("IR-1", f"view {instr.name} ({instr.type}) does not cover its source's {size} bytes", instr.name)
         self.shadow.define_view(instr.name)
 
     # -- operands ----------------------------------------------------------------
@@ -229,7 +231,7 @@ class _Machine:
                 self.shadow.check_read(self.index, operand, loc.origin, loc.lo, loc.hi)
         return locs
 
-    def commit(self, target: _Loc, chunk_value) -> None:  # type: ignore[no-untyped-def]
+    def commit(self, target: _Loc, chunk_value: Callable[[], np.ndarray]) -> None:
         """Write ``target`` chunk by chunk; ``chunk_value()`` recomputes the whole
         value from memory as it is now, of which each chunk keeps its slice."""
         flat = target.flat()
@@ -272,16 +274,19 @@ class _Machine:
         for k, out in enumerate(outs):
             if not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
                 self.poison(out)
-        attrs = instr.attr_dict()
+        attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
 
         def compute(j: int) -> np.ndarray:
-            results, new_state = self.run_kernel(instr, [l.array() for l in ins], [l.array() for l in state], attrs)
+            results, new_state = self.kernel_values(instr, [loc.array() for loc in ins], [loc.array() for loc in state], attrs)
             return (results + new_state)[j]
 
         for j, target in enumerate(outs + state):
             self.commit(target, lambda j=j: compute(j))
 
-    def run_kernel(self, instr: Instr, ins: list[np.ndarray], state: list[np.ndarray], attrs: dict[str, object]):  # type: ignore[no-untyped-def]
+    def kernel_values(
+        self, instr: Instr, ins: list[np.ndarray], state: list[np.ndarray], attrs: dict[str, object]
+    ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """The op's kernel on ``ins`` and ``state``; a run-time error names the node."""
         try:
             return run_kernel(instr.op, ins, state, attrs)  # type: ignore[arg-type]
         except ExecutionError as e:

@@ -119,9 +119,10 @@ def origin_map(program: Program) -> dict[str, str]:
 
 def aliases(program: Program, name: str) -> frozenset[str]:
     """Every name that shares memory with ``name`` (the same origin), ``name`` included."""
-    origins = origin_map(program)
-    root = origins.get(name, name)
-    return frozenset({name} | {n for n, o in origins.items() if o == root})
+    sources = view_sources(program)
+    root = _follow(sources, name)
+    # only views differ from their origin, so the origin and its views are all
+    return frozenset({name, root} | {v for v in sources if _follow(sources, v) == root})
 
 
 def name_types(program: Program) -> dict[str, TensorType]:
@@ -219,8 +220,8 @@ def live_ranges(program: Program) -> dict[str, tuple[int, int]]:
 def rename(instr: Instr, old: str, new: str) -> Instr:
     """``instr`` with every operand named ``old`` renamed to ``new`` (and its own name,
     for ``alloc``/``dealloc``/``view``)."""
+    renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name == old
+    if not renames_self and all(o.name != old for o in instr.operands):
+        return instr
     operands = tuple(replace(o, name=new) if o.name == old else o for o in instr.operands)
-    name = instr.name
-    if instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and name == old:
-        name = new
-    return replace(instr, operands=operands, name=name)
+    return replace(instr, operands=operands, name=new if renames_self else instr.name)

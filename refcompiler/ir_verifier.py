@@ -3,8 +3,9 @@ the flat instruction list.
 
 ``program_violations(program)`` walks the instructions once, in order, and
 lists every broken invariant it finds (in instruction order, MEM-1 last);
-``verify_program`` raises the first. Each violation names the invariant id,
-the instruction (index and text) and shows the instructions around it.
+``verify_program`` raises the first; ``check_mem1`` checks MEM-1 alone. Each violation names the invariant id,
+the instruction (index and text) and shows the instructions around it, in the
+canonical text form of ``refcompiler.ir_text``.
 
 Checked, per id (a name's *origin* is what its chain of views bottoms out at;
 see ``refcompiler.ir_analysis``):
@@ -36,15 +37,15 @@ see ``refcompiler.ir_analysis``):
   in-place list for that result allows that input's position and the two
   have the same type (a copy allows none); a state ``@inout`` never shares an
   origin with an ``@in``.
-- MEM-1 (only when ``program.offsets`` is set): every activation has an
-  offset inside the arena, and two activations live at the same time (from
-  ``alloc`` to ``dealloc``, both inclusive, computed here and not by the
-  allocator) never overlap in bytes.
+- MEM-1 (once allocated: ``offsets`` or ``peak_bytes`` set): every
+  activation has an offset inside the arena, and two activations live at the
+  same time never overlap in bytes. Live ranges are computed here, not by
+  the allocator: from ``alloc`` to ``dealloc``, both inclusive, since both
+  instructions touch the region (the interpreter poisons it).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from specs import TensorType
@@ -52,20 +53,10 @@ from specs import TensorType
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_analysis import live_ranges, view_sources
+from refcompiler.ir_text import context_lines, format_instr
 from refcompiler.spec import spec_of
 
-__all__ = [
-    "verify_program",
-    "program_violations",
-    "check_mem1",
-    "mem1_violations",
-    "format_instr",
-    "format_operand",
-    "instr_context",
-]
-
-# Instructions shown on each side of a fault.
-CONTEXT_LINES = 2
+__all__ = ["verify_program", "program_violations", "check_mem1", "mem1_violations"]
 
 
 def verify_program(program: Program) -> None:
@@ -76,13 +67,14 @@ def verify_program(program: Program) -> None:
 
 
 def program_violations(program: Program) -> list[InvariantViolation]:
-    """Every violation found, in instruction order; MEM-1 ones last."""
+    """Every violation found: the walk's, in instruction order, then activations
+    never deallocated, then (when offsets are set) MEM-1."""
     walk = _Walk(program)
     for index, instr in enumerate(program.instrs):
         walk.step(index, instr)
     walk.finish()
     found = list(walk.found)
-    if program.offsets:
+    if program.offsets or program.peak_bytes is not None:  # allocated
         found.extend(mem1_violations(program))
     return found
 
@@ -95,53 +87,13 @@ def check_mem1(program: Program) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Formatting
-
-
-def format_operand(operand: Operand) -> str:
-    return f"@{operand.kind.value} {operand.name}"
-
-
-def _format_attr(value: object) -> str:
-    try:
-        return json.dumps(value)
-    except TypeError:
-        return repr(value)
-
-
-def format_instr(instr: Instr) -> str:
-    """One line of text for an instruction (used in error messages)."""
-    operands = ", ".join(format_operand(o) for o in instr.operands)
-    if instr.opcode is Opcode.ALLOC:
-        return f"alloc {instr.name}: {instr.type}"
-    if instr.opcode is Opcode.DEALLOC:
-        return f"dealloc {instr.name}"
-    if instr.opcode is Opcode.VIEW:
-        source = ", ".join(o.name for o in instr.operands)
-        return f"view {instr.name} = {source}: {instr.type}"
-    if instr.opcode is Opcode.COPY:
-        return f"copy {instr.name}({operands})"
-    op = instr.op.value if instr.op is not None else "?"
-    attrs = "".join(f" {k}={_format_attr(v)}" for k, v in instr.attrs)
-    return f"kernel {op} {instr.name}({operands}){attrs}"
-
-
-def instr_context(program: Program, index: int, lines: int = CONTEXT_LINES) -> str:
-    """The instructions around ``index``, the faulty one marked with ``>``."""
-    lo = max(0, index - lines)
-    hi = min(len(program.instrs), index + lines + 1)
-    width = len(str(hi))
-    out = []
-    for i in range(lo, hi):
-        mark = ">" if i == index else " "
-        out.append(f"  {mark} {i:>{width}}  {format_instr(program.instrs[i])}")
-    return "\n".join(out)
+# Messages: the instruction in the canonical text form, and its neighbours
 
 
 def _violation(program: Program, inv: str, index: int, message: str, *names: str) -> InvariantViolation:
     instr = program.instrs[index]
-    text = f"instruction {index} `{format_instr(instr)}`: {message}"
-    return InvariantViolation(inv, text, names=names, context=instr_context(program, index))
+    text = f"instruction {index} `{' '.join(format_instr(instr).split())}`: {message}"
+    return InvariantViolation(inv, text, names=names, context=context_lines(program, index))
 
 
 # ---------------------------------------------------------------------------
@@ -305,7 +257,7 @@ class _Walk:
                 self.report("IR-1", problem, operand.name)
             else:
                 resolved.append((position, operand, self.origin(operand.name)))
-        for position, operand, root in resolved:
+        for _, operand, root in resolved:
             self.check_ir3(operand, root)
             self.check_ir5(instr, operand, root)
         self.check_ir2(resolved)
@@ -337,7 +289,8 @@ class _Walk:
         expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
         inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
         if kinds != expected or n_out != len(spec.results) or not inputs_ok or n_state != len(spec.state):
-            want = f"{len(spec.results)} @out, {'1 or more' if spec.variadic else len(spec.inputs)} @in, {len(spec.state)} @inout"
+            n_inputs = "1 or more" if spec.variadic else len(spec.inputs)
+            want = f"{len(spec.results)} @out, {n_inputs} @in, {len(spec.state)} @inout"
             self.report("IR-1", f"{spec.name} takes {want}, in that order", instr.name)
             return False
         return True
@@ -374,7 +327,8 @@ class _Walk:
             if (instr.opcode, instr.name) not in allowed:
                 who = " or ".join(sorted(f"the {op.value} {name}" for op, name in allowed))
                 why = f"only {who} may write it" if who else "it is never saved, so nothing may write it"
-                self.report("IR-4", f"placeholder {root} is written by the {instr.opcode.value} {instr.name}; {why}", root)
+                writer = f"the {instr.opcode.value} {instr.name}"
+                self.report("IR-4", f"placeholder {root} is written by {writer}; {why}", root)
             if root in self.placeholder_writer:
                 at = self.placeholder_writer[root]
                 self.report("IR-4", f"placeholder {root} is written again (first written at instruction {at})", root)

@@ -19,7 +19,7 @@ from refcompiler.errors import RefCompilerError
 __all__ = ["main", "COMMANDS"]
 
 # Command modules under refcompiler.cli, in the order ``refc --help`` lists them.
-COMMANDS = ("check", "show", "run", "compile", "mutants")
+COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "bench")
 
 
 class _Parser(argparse.ArgumentParser):

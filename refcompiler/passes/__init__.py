@@ -6,10 +6,11 @@ module's name (``refcompiler.passes.share_buffers.share_buffers``). A pipeline
 is a list of ``(name, pass)``; ``run_pipeline`` verifies the IR after lowering
 and after every pass, so a pass that breaks an invariant is named in the error.
 
-A user's passes plug in with the same protocol: ``resolve_pipeline`` accepts
-``"O0"``, ``"O2"``, a comma-separated list of pass names, ``"module:attribute"``
-(a list of passes or names, a single pass, or a function of no arguments
-returning such a list), or a sequence of names and pass functions.
+A user's passes plug in with the same protocol: ``resolve_pipeline`` accepts a
+comma-separated list whose items are ``O0``, ``O2``, pass names or
+``module:attribute`` (a list of passes or names, a single pass, or a function
+of no arguments returning such a list), or a sequence of names and pass
+functions.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Callable, Sequence
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
+from refcompiler.plugins import load_attribute
 
 __all__ = ["Pass", "PASSES", "PIPELINES", "resolve_pipeline", "run_pipeline"]
 
@@ -68,20 +70,6 @@ def _by_name(name: str) -> tuple[str, Pass]:
     return name, PASSES[name]
 
 
-def _load_attribute(spec: str) -> object:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise UsageError(f"pipeline {spec!r}: expected module:attribute")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise UsageError(f"pipeline {spec!r}: cannot import {module_name}: {e}") from None
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise UsageError(f"pipeline {spec!r}: {module_name} has no attribute {attribute!r}") from None
-
-
 def _takes_no_arguments(fn: Callable[..., object]) -> bool:
     try:
         parameters = inspect.signature(fn).parameters.values()
@@ -107,7 +95,7 @@ def _from_object(value: object, origin: str) -> list[tuple[str, Pass]]:
 def _element(value: object, origin: str) -> tuple[str, Pass]:
     if isinstance(value, str):
         if ":" in value:
-            loaded = _load_attribute(value)
+            loaded = load_attribute(value, "pipeline")
             if not callable(loaded):
                 raise UsageError(f"pipeline {origin}: {value} is not a pass")
             return value, loaded  # type: ignore[return-value]
@@ -120,20 +108,24 @@ def _element(value: object, origin: str) -> tuple[str, Pass]:
 def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]:
     """The passes ``spec`` names, as ``(name, pass)`` in order.
 
-    ``spec``: ``"O0"``, ``"O2"``, ``"a,b,c"`` (pass names), ``"module:attribute"``,
-    or a sequence of pass names and pass functions. Raises ``UsageError``
-    listing what is known when a name is unknown.
+    ``spec``: a string of comma-separated items, each a pipeline name (``O0``,
+    ``O2``), a pass name or ``module:attribute``; or a sequence of pass names
+    and pass functions. Raises ``UsageError`` listing what is known when a name
+    is unknown.
     """
     if isinstance(spec, str):
-        text = spec.strip()
-        if text in PIPELINES:
-            return [_by_name(name) for name in PIPELINES[text]]
-        if ":" in text:
-            return _from_object(_load_attribute(text), repr(text))
-        names = [n.strip() for n in text.split(",")]
-        if not text or any(not n for n in names):
+        items = [item.strip() for item in spec.split(",")]
+        if any(not item for item in items):
             raise UsageError(f"pipeline {spec!r}: empty pass name (known: {_known()})")
-        return [_by_name(n) for n in names]
+        out: list[tuple[str, Pass]] = []
+        for item in items:
+            if item in PIPELINES:
+                out.extend(_by_name(name) for name in PIPELINES[item])
+            elif ":" in item:
+                out.extend(_from_object(load_attribute(item, "pipeline"), repr(item)))
+            else:
+                out.append(_by_name(item))
+        return out
     if isinstance(spec, Sequence):
         return [_element(v, repr(spec)) for v in spec]
     return _from_object(spec, repr(spec))

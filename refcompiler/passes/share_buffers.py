@@ -17,7 +17,8 @@ order, the result takes over the buffer of an input when all of these hold:
 Sharing renames the result activation to the input's name everywhere, drops
 the result's ``alloc``/``dealloc`` pair, and keeps the shared buffer's
 ``dealloc`` after the last use of either name. The result must itself be an
-activation with its own ``alloc``.
+activation with its own ``alloc`` that this instruction is the first to use
+(so a result that already shares a buffer is left alone).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _share_result(program: Program, index: int, k: int) -> tuple[Program, int] |
     """Share result ``k`` of the kernel at ``index`` with the first legal input, if any."""
     instr = program.instrs[index]
     result = instr.operands[k].name
-    if ir_analysis.alloc_index(program, result) is None:
+    if not _fresh_result(program, index, result):
         return None
     types = ir_analysis.name_types(program)
     inputs = instr.operands_of(OperandKind.IN)
@@ -95,6 +96,18 @@ def _share_result(program: Program, index: int, k: int) -> tuple[Program, int] |
             continue
         return _rename_result(program, index, result, candidate)
     return None
+
+
+def _fresh_result(program: Program, index: int, result: str) -> bool:
+    """``result`` is an activation this instruction defines: it has an ``alloc``, no
+    earlier instruction uses it, and this one names it once. (A result that
+    already shares a buffer holds values written earlier: renaming it again
+    would move those writes too.)"""
+    if ir_analysis.alloc_index(program, result) is None:
+        return False
+    if ir_analysis.first_use(program, result) != index:
+        return False
+    return [o.name for o in program.instrs[index].operands].count(result) == 1
 
 
 def _only_allowed_roles(program: Program, instr: Instr, root: str, allowed: tuple[int, ...]) -> bool:

@@ -11,13 +11,13 @@ every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
 
 from __future__ import annotations
 
-import importlib
 from typing import Callable, Sequence
 
 import networkx as nx
 
 from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
+from refcompiler.plugins import load_attribute
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
 from refcompiler.schedulers.topo import topo_schedule
@@ -42,16 +42,10 @@ def resolve_scheduler(spec: str) -> Scheduler:
     if spec in SCHEDULERS:
         return SCHEDULERS[spec]
     known = ", ".join(SCHEDULERS)
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
         raise UsageError(f"unknown scheduler {spec!r} (known: {known}; or module:attribute for your own)")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise UsageError(f"scheduler {spec!r}: cannot import module {module_name!r} ({e})") from None
-    scheduler = getattr(module, attribute, None)
-    if scheduler is None:
-        raise UsageError(f"scheduler {spec!r}: module {module_name!r} has no attribute {attribute!r}")
+    scheduler = load_attribute(spec, "scheduler")
     if not callable(scheduler):
         raise UsageError(f"scheduler {spec!r} is not callable (a scheduler is f(graph, deps, seed) -> node names)")
-    return scheduler
+    return scheduler  # type: ignore[return-value]

@@ -40,7 +40,7 @@ MALFORMED = {
     "unknown_op": "nodes[0] ('r').op: unknown op 'softmax'",
     "missing_field": "storage[0] ('A'): missing field 'dtype'",
     "missing_node_field": "nodes[0] ('r'): missing field 'op'",
-    "unknown_field": "storage[0]: unknown field 'shpae'",
+    "unknown_field": "storage[0] ('A'): unknown field 'shpae'",
     "mistyped_field": "storage[0] ('A').shape: expected a list, got a string",
     "mistyped_inputs": "nodes[0] ('r').inputs: expected a list, got a string",
     "bad_dtype": "storage[0] ('A').dtype: unknown dtype 'float64'",

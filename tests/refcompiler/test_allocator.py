@@ -84,15 +84,40 @@ def test_live_interval_counts_uses_through_views() -> None:
     p = parse_program(PROGRAM)
     assert live_interval(p, "%a") == (1, 4)
     assert live_interval(p, "%b") == (4, 7)
-    assert live_interval(p, "%c") == (7, 7)
-    assert live_interval(p, "%unused") == (9, 9)
+    # %c's dealloc is not right after its last use: it is live up to the dealloc
+    assert live_interval(p, "%c") == (7, 11)
+    assert live_interval(p, "%unused") == (9, 10)  # never used: alloc to dealloc
     allocated = allocate(p)
     offsets = allocated.offset_of
     assert "%v" not in offsets  # a view takes no space
     assert offsets["%b"] != offsets["%a"]  # b is written while a is read through v
     assert offsets["%c"] == offsets["%a"]  # a is dead by then: its space is reused
-    assert allocated.peak_bytes == 32
+    assert offsets["%unused"] == offsets["%b"] == 16  # b is dead, c (at 0) is not
+    assert allocated.peak_bytes == 48
     assert_well_placed(allocated)
+
+
+def test_allocs_and_deallocs_away_from_the_uses_widen_the_interval() -> None:
+    # %b is allocated before %a is deallocated, in the gap between the last use
+    # of %a and the first of %b: by alloc..dealloc they are live together
+    p = parse_program(
+        'program "gap"\nbuffer P : placeholder float32[4]\n'
+        "0: alloc %a : float32[4]\n1: kernel a = relu(@out %a, @in P)\n2: kernel p = neg(@out %a, @in %a)\n"
+        "3: alloc %b : float32[4]\n4: dealloc %a\n5: kernel b = neg(@out %b, @in P)\n6: dealloc %b\n"
+    )
+    assert live_interval(p, "%a") == (1, 4)
+    assert live_interval(p, "%b") == (3, 5)
+    allocated = allocate(p)
+    assert allocated.offset_of["%a"] != allocated.offset_of["%b"]
+    # in the usual order (deallocs first, then allocs) the space is reused
+    usual = parse_program(
+        'program "usual"\nbuffer P : placeholder float32[4]\n'
+        "0: alloc %a : float32[4]\n1: kernel a = relu(@out %a, @in P)\n2: kernel p = neg(@out %a, @in %a)\n"
+        "3: dealloc %a\n4: alloc %b : float32[4]\n5: kernel b = neg(@out %b, @in P)\n6: dealloc %b\n"
+    )
+    assert live_interval(usual, "%a") == (1, 2)
+    assert live_interval(usual, "%b") == (5, 5)
+    assert allocate(usual).offset_of == {"%a": 0, "%b": 0}
 
 
 def test_allocate_keeps_everything_else() -> None:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 
+from specs import Dtype, OpKind
+
 from refcompiler.deps import check_schedule
 from refcompiler.driver import compile_graph, run_compiled
-from refcompiler.graph import Graph
+from refcompiler.errors import InvariantViolation, MalformedInput
+from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, initial_value
 from refcompiler.graph_json import load_graph, read_json
 from refcompiler.reference import run_reference
 from refcompiler.values import same_bits
@@ -71,3 +75,59 @@ def test_a_second_run_differs_from_the_first_where_state_persists() -> None:
     once, twice = run_compiled(compiled, runs=1), run_compiled(compiled, runs=2)
     assert not same_bits(once["hist"], twice["hist"])
     assert same_bits(twice["hist"], run_reference(graph, runs=2)["hist"])
+
+
+# -- the driver's explicit schedules ---------------------------------------------------
+
+SWAP = Graph(
+    "swap",
+    storage=(
+        Storage("P", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4,), Init(seed=1)),
+        Storage("Q", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4,), Init(seed=2)),
+    ),
+    nodes=(
+        Node("dead", OpKind.RELU, (Ref("P"),)),
+        Node("s1", OpKind.SAVE, (Ref("P"),), attrs=(("target", "Q"),)),
+        Node("s2", OpKind.SAVE, (Ref("Q"),), attrs=(("target", "P"),)),
+    ),
+)
+
+
+def test_an_explicit_schedule_may_omit_dead_nodes_and_gets_the_save_copies() -> None:
+    # the saves read each other's targets: break_save_cycles gives each a copy
+    compiled = compile_graph(SWAP, schedule=["s1", "s2"])
+    assert "dead" not in compiled.graph.node_by_name
+    assert compiled.schedule == ("s2.copy", "s1.copy", "s1", "s2")
+    got, want = run_compiled(compiled, runs=2), run_reference(SWAP, runs=2)
+    assert all(same_bits(got[k], want[k]) for k in want)
+    once = run_compiled(compiled)
+    p0, q0 = (initial_value(s) for s in SWAP.storage)
+    assert same_bits(once["P"], q0) and same_bits(once["Q"], p0)
+    # naming the dead node is fine too
+    assert compile_graph(SWAP, schedule=["dead", "s1", "s2"]).schedule == compiled.schedule
+
+
+@pytest.mark.parametrize(
+    "schedule,needle",
+    [
+        (["save_late", "sum", "s", "late"], "violating the data edge late -> save_late"),
+        (["sum", "s", "late", "save_late"], "reads 'A' before it is saved"),
+        (["sum", "late", "s"], "missing: save_late"),
+        (["sum", "late", "s", "save_late", "ghost"], "unknown: ghost"),
+    ],
+)
+def test_an_illegal_explicit_schedule_is_sch1(schedule: list[str], needle: str) -> None:
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    with pytest.raises(InvariantViolation) as e:
+        compile_graph(graph, schedule=schedule)
+    assert e.value.invariant == "SCH-1" and needle in str(e.value)
+
+
+def test_run_compiled_binds_inputs() -> None:
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    compiled = compile_graph(graph)
+    a = np.arange(4, dtype=np.float32)
+    got, want = run_compiled(compiled, {"A": a}, runs=2), run_reference(graph, {"A": a}, runs=2)
+    assert all(same_bits(got[k], want[k]) for k in want)
+    with pytest.raises(MalformedInput):
+        run_compiled(compiled, {"A": a[:3]})

@@ -105,6 +105,8 @@ def test_module_attribute(user_module):
     ]
     assert resolve_pipeline("user_passes_for_test:factory") == [("hoist_dealloc", PASSES["hoist_dealloc"])]
     assert resolve_pipeline("user_passes_for_test:identity") == [("identity", user_module.identity)]
+    mixed = resolve_pipeline("O2, user_passes_for_test:identity")
+    assert [name for name, _ in mixed] == [*PIPELINES["O2"], "identity"]
     with pytest.raises(UsageError):
         resolve_pipeline("user_passes_for_test:NOT_A_PIPELINE")
 

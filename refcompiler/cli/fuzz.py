@@ -1,0 +1,113 @@
+"""``refc fuzz``: a fuzzing campaign against the compiler (DESIGN §8).
+
+Generates random valid graphs (and a share of graphs that break one
+invariant), checks each with the oracle chain under several schedules, ``O0``
+and the pipeline, shrinks every new failure, and writes ``DIR/summary.json``,
+``DIR/junit.xml`` and ``DIR/cases/<signature>.json`` (one shrunk corpus case
+per distinct failure signature). Exit 0 when nothing failed, 1 when
+something did, 2 for bad usage.
+
+``--max-cases`` bounds the campaign by count (then, without ``--budget``,
+nothing depends on time: one worker and one seed give one summary, timings
+aside); ``--budget`` by seconds (default 60 without ``--max-cases``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from refcompiler.errors import UsageError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fuzz", help="run a fuzzing campaign; write a summary, JUnit XML and shrunk cases")
+    p.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+                   help="stop after this many seconds (default 60, or none with --max-cases)")
+    p.add_argument("--max-cases", type=_positive_int, default=None, metavar="N", help="stop after N generated cases")
+    p.add_argument("--seed", type=_natural, default=0, metavar="N", help="campaign seed (default 0)")
+    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="worker processes (default: all cores); 1 runs in this process")
+    # dest differs from --mutant of other commands: the oracle installs the
+    # mutant around the compiler only, never around the reference
+    p.add_argument("--mutant", dest="fuzz_mutant", metavar="NAME", default=None,
+                   help="fuzz a deliberately wrong compiler (see `refc mutants`)")
+    p.add_argument("--scheduler", metavar="SPEC", default=None,
+                   help="the scheduler under test: topo, memory, random, or module:attribute "
+                        "(default: every built-in one)")
+    p.add_argument("--pipeline", metavar="SPEC", default="O2",
+                   help="the pipeline under test, checked beside O0: O2, pass names, or module:attribute (default O2)")
+    p.add_argument("--max-nodes", type=_positive_int, default=8, metavar="N", help="largest generated graph (default 8)")
+    p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
+    p.set_defaults(func=run)
+
+
+def _positive_int(text: str) -> int:
+    value = _natural(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"needs at least 1, got {value}")
+    return value
+
+
+def _natural(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"needs 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"needs a positive number of seconds, got {text}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
+    from refcompiler.mutants import get as get_mutant
+    from refcompiler.passes import resolve_pipeline
+    from refcompiler.schedulers import SCHEDULERS, resolve_scheduler
+
+    # Fail fast, in this process, on names a worker could not resolve.
+    if args.fuzz_mutant is not None:
+        get_mutant(args.fuzz_mutant)
+    if args.scheduler is not None:
+        resolve_scheduler(args.scheduler)
+    resolve_pipeline(args.pipeline)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
+    config = CampaignConfig(
+        budget=budget,
+        max_cases=args.max_cases,
+        seed=args.seed,
+        workers=args.workers or default_workers(),
+        mutant=args.fuzz_mutant,
+        schedulers=(args.scheduler,) if args.scheduler else tuple(SCHEDULERS),
+        pipeline=args.pipeline,
+        out=out,
+        max_nodes=args.max_nodes,
+    )
+    progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
+    summary = run_campaign(config, progress=progress)
+    write_outputs(summary, out)
+    doc = summary.to_doc()
+    print(
+        f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "
+        f"({doc['schedules_per_second']}/s) in {doc['seconds']:.1f}s; {doc['failures']} failing, "
+        f"{doc['distinct_failures']} distinct; wrote {out / 'summary.json'}"
+    )
+    for entry in doc["signatures"]:
+        print(f"  {entry['text']}: {entry['explanation']}")
+        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: refc replay {out / entry['case']}"
+              + (f" --mutant {config.mutant}" if config.mutant else ""))
+    return 1 if summary.failed else 0

@@ -1,0 +1,168 @@
+"""``refc prove G``: SCH-2 for one graph, a proof or a counterexample schedule pair.
+
+``refc prove G [--engine reach|z3|both] [--json] [--no-verify] [--timeout SECONDS]
+[--pipeline P] [--mutant NAME]``
+
+Exit 0 proved; 1 a counterexample, or an invalid graph (without
+``--no-verify``, reported as ``refc check`` does), or no legal schedule at
+all; 2 bad usage or a malformed graph; 3 inconclusive (a Z3 unknown or
+timeout is never reported as proved); 4 the two deciders disagree (a bug in
+refc).
+
+With ``--no-verify`` the deciders work from the raw effects of an invalid
+graph, which shows why an ownership rule matters: the conflict the rule
+forbids comes out as two legal schedules that disagree. A counterexample on a
+graph the verifier accepts is run through the compiled pipeline (``--pipeline``,
+default O0) under both schedules to confirm a miscompile.
+
+``--json`` prints one object: ``verdict`` (``proved``, ``counterexample``,
+``inconclusive``, or ``invalid`` when the graph is rejected before any proof),
+``engine``, ``pairs_checked``, ``seconds``, ``counterexample`` (``storage``,
+``nodes``, ``schedules``) or null, ``detail``, ``confirmation`` (``outcome``,
+``detail``) or null, and ``violations`` for an invalid graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
+from refcompiler.graph import Graph
+from refcompiler.proofs import Proof, Verdict, prove
+from refcompiler.proofs.witness import Confirmation, confirm
+from refcompiler.verifier import violations
+
+__all__ = ["register", "run", "EXIT"]
+
+ENGINE_CHOICES = ("reach", "z3", "both")
+EXIT = {Verdict.PROVED: 0, Verdict.COUNTEREXAMPLE: 1, Verdict.INCONCLUSIVE: 3}
+INVALID = "invalid"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("prove", help="prove that every legal schedule is conflict-equivalent (SCH-2), or show two that are not")
+    add_graph_argument(p)
+    p.add_argument("--engine", choices=ENGINE_CHOICES, default="both", help="decider: reach, z3, or both, which must agree (default both)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip the verifier: decide from the raw effects of a possibly invalid graph",
+    )
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS", help="time limit for Z3; past it the verdict is inconclusive")
+    p.add_argument("--pipeline", default="O0", metavar="P", help="pipeline that runs a counterexample's schedules (default O0)")
+    add_mutant_argument(p)
+    p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"needs a finite number above 0, got {text}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    graph = load(args)
+    if not args.no_verify:
+        found = violations(graph)
+        if found:
+            return _invalid(args, found)
+    try:
+        proof = prove(graph, engine=args.engine, timeout=args.timeout)
+    except InvariantViolation as e:  # no legal schedule exists at all (SCH-1, or a G-1 data cycle)
+        return _invalid(args, [e])
+    confirmation = _confirm(graph, proof, args.pipeline)
+    if args.json:
+        print(json.dumps(_doc(args, proof, confirmation)))
+    else:
+        print(_text(args, graph, proof, confirmation), end="")
+    return EXIT[proof.verdict]
+
+
+def _confirm(graph: Graph, proof: Proof, pipeline: str) -> Confirmation | None:
+    if proof.counterexample is None:
+        return None
+    try:
+        return confirm(graph, proof.counterexample, pipeline=pipeline)
+    except InternalError:
+        raise
+    except RefCompilerError as e:
+        return Confirmation("not run", f"the schedules could not be run: {e}")
+
+
+def _invalid(args: argparse.Namespace, found: list[InvariantViolation]) -> int:
+    if args.json:
+        doc = {
+            "graph": args.graph,
+            "verdict": INVALID,
+            "engine": args.engine,
+            "violations": [{"invariant": v.invariant, "message": v.detail, "names": list(v.names)} for v in found],
+        }
+        print(json.dumps(doc))
+    else:
+        for v in found:
+            names = f" [{', '.join(v.names)}]" if v.names else ""
+            print(f"{args.graph}: {v.invariant}: {v.detail}{names}")
+        if not any(v.invariant == "SCH-1" for v in found):
+            print(f"{args.graph}: not proved: the graph is invalid (use --no-verify to decide from its raw effects)")
+    return 1
+
+
+def _doc(args: argparse.Namespace, proof: Proof, confirmation: Confirmation | None) -> dict[str, Any]:
+    cex = proof.counterexample
+    return {
+        "graph": args.graph,
+        "verdict": proof.verdict.value,
+        "engine": proof.engine,
+        "pairs_checked": proof.pairs_checked,
+        "seconds": round(proof.seconds, 6),
+        "counterexample": None
+        if cex is None
+        else {"storage": cex.storage, "nodes": list(cex.nodes), "schedules": [list(s) for s in cex.schedules]},
+        "detail": proof.detail,
+        "confirmation": None if confirmation is None else {"outcome": confirmation.outcome, "detail": confirmation.detail},
+    }
+
+
+def _text(args: argparse.Namespace, graph: Graph, proof: Proof, confirmation: Confirmation | None) -> str:
+    head = (
+        f"{args.graph}: {proof.verdict.value} (engine {proof.engine}, "
+        f"{_plural(proof.pairs_checked, 'conflicting pair')} decided, {proof.seconds:.3f} s)"
+    )
+    lines = [head]
+    if proof.detail:
+        lines.append(f"  {proof.detail}")
+    cex = proof.counterexample
+    if cex is not None:
+        a, b = cex.nodes
+        lines.append(f"  two legal schedules run '{a}' and '{b}' (marked *) in opposite orders:")
+        lines.extend("  " + row for row in side_by_side(cex.schedules, marked=set(cex.nodes)))
+        if args.no_verify:
+            lines.extend(f"  note: refc check rejects this graph: {v.invariant}: {v.detail}" for v in violations(graph))
+    if confirmation is not None:
+        lines.append(f"  run under pipeline {args.pipeline}: {confirmation.outcome}: {confirmation.detail}")
+    if proof.verdict is Verdict.INCONCLUSIVE:
+        lines.append("  not proved: some pair is undecided (try a longer --timeout, or --engine reach)")
+    return "\n".join(lines) + "\n"
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def side_by_side(schedules: tuple[tuple[str, ...], ...], *, marked: set[str]) -> list[str]:
+    """The schedules as columns, one step per row, ``marked`` nodes starred."""
+    cells = [[f"{n} *" if n in marked else n for n in s] for s in schedules]
+    width = max([len(c) for col in cells for c in col] + [len("schedule 1")])
+    digits = len(str(max(len(s) for s in schedules)))
+    rows = [" " * (digits + 2) + "  ".join(f"schedule {k}".ljust(width) for k in range(1, len(cells) + 1)).rstrip()]
+    for i, step in enumerate(zip(*cells, strict=True), 1):
+        rows.append(f"{i:>{digits}}  " + "  ".join(c.ljust(width) for c in step).rstrip())
+    return rows

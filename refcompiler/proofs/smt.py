@@ -1,0 +1,130 @@
+"""The one module that imports z3: small helpers the proof modules build on.
+
+Everything else in the project talks to Z3 through these functions, so the
+dependency sits in one corner (STYLE: "z3 is imported in one place") and the
+solver configuration is chosen once:
+
+- ``difference_solver``: a solver for conjunctions of ``x < y`` over integers
+  (schedule positions). Z3's default arithmetic core (simplex) does not scale
+  to thousands of such constraints (it times out at 4,000 nodes); the
+  difference-logic core (``QF_IDL``, ``smt.arith.solver=1``, auto-config
+  off) decides 10,000 nodes in well under a second.
+- ``solver`` / ``optimizer``: general linear integer arithmetic (the
+  allocation proofs).
+- ``check`` maps Z3's answer to ``SatResult``; ``unknown`` (a timeout, an
+  interrupt, an incomplete tactic) stays ``UNKNOWN`` and a caller must never
+  read it as a proof.
+
+Z3 expressions support the comparison and arithmetic operators, so callers
+write ``pos[u] < pos[v]`` without importing z3; the connectives they need are
+re-exported below as plain functions.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from typing import Any, Iterable, Mapping
+
+import z3
+
+__all__ = [
+    "SatResult",
+    "Expr",
+    "difference_solver",
+    "solver",
+    "optimizer",
+    "int_vars",
+    "int_value",
+    "check",
+    "int_model",
+    "minimize",
+    "all_of",
+    "any_of",
+    "count_true",
+    "remaining_ms",
+]
+
+Expr = Any  # a z3 expression; typed loosely so that callers need not import z3
+
+
+class SatResult(enum.Enum):
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+
+
+def remaining_ms(deadline: float | None) -> int | None:
+    """Milliseconds left until ``deadline`` (a ``time.monotonic()`` value), at
+    least 0; ``None`` when there is no deadline."""
+    if deadline is None:
+        return None
+    return max(0, int((deadline - time.monotonic()) * 1000))
+
+
+def difference_solver() -> z3.Solver:
+    """A solver configured for integer difference logic (``x < y`` constraints)."""
+    s = z3.SolverFor("QF_IDL")
+    s.set("auto_config", False)
+    s.set("smt.arith.solver", 1)
+    return s
+
+
+def solver() -> z3.Solver:
+    """A solver for linear integer arithmetic with Boolean structure."""
+    return z3.SolverFor("QF_LIA")
+
+
+def optimizer() -> z3.Optimize:
+    return z3.Optimize()
+
+
+def int_vars(names: Iterable[str], prefix: str = "") -> dict[str, Expr]:
+    """One integer constant per name (``prefix`` keeps families apart)."""
+    return {n: z3.Int(f"{prefix}{n}") for n in names}
+
+
+def int_value(value: int) -> Expr:
+    return z3.IntVal(value)
+
+
+def all_of(*terms: Expr) -> Expr:
+    return z3.And(*terms) if terms else z3.BoolVal(True)
+
+
+def any_of(*terms: Expr) -> Expr:
+    return z3.Or(*terms) if terms else z3.BoolVal(False)
+
+
+def count_true(terms: Iterable[Expr]) -> Expr:
+    """The number of true Boolean terms, as an integer expression."""
+    terms = list(terms)
+    return z3.Sum([z3.If(t, 1, 0) for t in terms]) if terms else z3.IntVal(0)
+
+
+def check(s: z3.Solver | z3.Optimize, *assumptions: Expr, deadline: float | None = None) -> SatResult:
+    """Check ``s`` under ``assumptions`` within ``deadline`` (``time.monotonic()``).
+
+    A deadline already passed gives ``UNKNOWN`` without calling Z3.
+    """
+    ms = remaining_ms(deadline)
+    if ms is not None:
+        if ms == 0:
+            return SatResult.UNKNOWN
+        s.set("timeout", ms)
+    answer = s.check(*assumptions)
+    if answer == z3.sat:
+        return SatResult.SAT
+    if answer == z3.unsat:
+        return SatResult.UNSAT
+    return SatResult.UNKNOWN
+
+
+def int_model(s: z3.Solver | z3.Optimize, variables: Mapping[str, Expr]) -> dict[str, int]:
+    """The value of each variable in the model of the last SAT check (unconstrained ones: 0)."""
+    m = s.model()
+    return {name: m.eval(v, model_completion=True).as_long() for name, v in variables.items()}
+
+
+def minimize(o: z3.Optimize, objective: Expr) -> None:
+    o.minimize(objective)

@@ -1,0 +1,98 @@
+"""``refc compile``: the IR text with operand kinds, offsets and peak bytes; exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from refcompiler.cli import COMMANDS, main
+from refcompiler.graph_json import load_graph
+from refcompiler.ir import Opcode
+from refcompiler.ir_text import parse_program
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+
+
+def refc(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse's own usage errors
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compile_is_a_command() -> None:
+    assert "compile" in COMMANDS
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_prints_operand_kinds_offsets_and_peak(capsys, path: Path) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "O0")
+    assert code == 0 and err == ""
+    program = parse_program(out)  # the output is the canonical text form
+    assert program.peak_bytes is not None and f"peak_bytes {program.peak_bytes}\n" in out
+    graph = load_graph(path)
+    for node in graph.nodes:
+        if node.state:
+            (kernel,) = [i for i in program.instrs if i.opcode is Opcode.KERNEL and i.name == node.name]
+            line = next(l for l in out.splitlines() if f"kernel  {node.name} = " in l)
+            for state in node.state:
+                assert f"@inout {state}" in line
+            assert len(kernel.operands) == len(node.inputs) + len(node.spec.results) + len(node.state)
+    for name, offset in program.offsets:
+        assert f"alloc   {name} : " in out and f" at {offset}" in out
+
+
+def test_options_reach_the_driver(capsys) -> None:  # type: ignore[no-untyped-def]
+    path = ROOT / "examples" / "sgd_momentum.json"
+    code, out, _ = refc(capsys, "compile", path, "--pipeline", "O2", "--schedule", "random", "--seed", "3")
+    assert code == 0
+    program = parse_program(out)
+    assert program.passes and "share_buffers" in program.passes
+    _, again, _ = refc(capsys, "compile", path, "--pipeline", "O2", "--scheduler", "random", "--seed", "3")
+    assert again == out
+    code, out, _ = refc(capsys, "compile", path, "--scheduler", "refcompiler.schedulers.memory:memory_schedule")
+    assert code == 0 and parse_program(out).schedule
+
+
+def test_an_invalid_graph_is_a_finding(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "two_saves.json"
+    bad.write_text(
+        '{"format": "refc-graph/1", "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [2]}],'
+        ' "nodes": [{"name": "r", "op": "relu", "inputs": ["A"]},'
+        ' {"name": "s1", "op": "save", "inputs": ["r"], "attrs": {"target": "A"}},'
+        ' {"name": "s2", "op": "save", "inputs": ["r"], "attrs": {"target": "A"}}]}'
+    )
+    code, out, err = refc(capsys, "compile", bad)
+    assert code == 1 and out == "" and "OWN-4" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["examples/nope.json"], "no such file"),
+        (["examples/read_then_save.json", "--scheduler", "bogus"], "unknown scheduler 'bogus'"),
+        (["examples/read_then_save.json", "--pipeline", "O7"], "unknown pass 'O7'"),
+        (["examples/read_then_save.json", "--mutant", "no-such-mutant"], "unknown mutant"),
+        (["examples/read_then_save.json", "--seed", "-1"], "needs 0 or more"),
+    ],
+)
+def test_bad_usage_is_exit_2(capsys, argv: list[str], needle: str) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = refc(capsys, "compile", *[str(ROOT / a) if a.startswith("examples/") else a for a in argv])
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_the_console_script_prints_the_ir() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "refcompiler", "compile", str(ROOT / "examples" / "quantization_profile.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "@inout minmax, @inout hist" in done.stdout and "peak_bytes" in done.stdout

@@ -1,0 +1,131 @@
+"""The campaign runner: determinism, shrunk and replayable cases, outputs,
+workers, budgets."""
+
+from __future__ import annotations
+
+import json
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+from hypothesis import given, settings
+
+from refcompiler.errors import UsageError
+
+from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_campaign, write_outputs
+from fuzz.corpus import ExpectKind, load_case, replay
+
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second"}
+
+
+def _untimed(summary: Summary) -> dict:
+    doc = summary.to_doc()
+    for key in TIMINGS:
+        doc.pop(key)
+    for entry in doc["signatures"]:
+        entry.pop("seconds_to_find")
+    return doc
+
+
+def _cases(summary: Summary) -> dict:
+    return {str(sig): f.case_doc for sig, f in summary.found.items()}
+
+
+def test_a_count_bounded_campaign_is_deterministic():
+    config = CampaignConfig(budget=None, max_cases=40, seed=5, out=None)
+    first, second = run_campaign(config), run_campaign(config)
+    assert first.cases > 20 and first.schedules > first.cases
+    assert _untimed(first) == _untimed(second)
+    assert first.stopped_by == "cases" and not first.failed
+
+
+def test_a_mutant_campaign_is_deterministic_and_its_case_replays(tmp_path):
+    config = CampaignConfig(budget=None, max_cases=40, seed=2, mutant="dse-drop-state-write", out=tmp_path)
+    summary, again = run_campaign(config), run_campaign(config)
+    assert summary.failed and summary.found
+    assert _untimed(summary) == _untimed(again)
+    assert _cases(summary) == _cases(again)
+
+    write_outputs(summary, tmp_path)
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["failures"] >= 1 and doc["distinct_failures"] == len(summary.found)
+    for entry in doc["signatures"]:
+        case = load_case(tmp_path / entry["case"])
+        assert case.mutant == "dse-drop-state-write" and case.expect.kind is ExpectKind.PASS
+        assert len(case.graph.nodes) <= 5 and entry["nodes"] == len(case.graph.nodes)
+        # the shrunk case kills the mutant and passes on the correct compiler
+        assert replay(case, mutant="dse-drop-state-write") is not None
+        assert replay(case) is None
+        assert entry["reproduces"] and entry["passes_without_mutant"]
+
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == str(len(summary.found))
+    assert len(suite.findall("testcase/failure")) == len(summary.found)
+
+
+def test_a_verifier_mutant_is_killed_by_an_invalid_graph(tmp_path):
+    config = CampaignConfig(budget=None, max_cases=60, seed=1, mutant="verify-allow-two-saves", stop_on_failure=True)
+    summary = run_campaign(config)
+    assert summary.stopped_by == "failure"
+    (failure,) = summary.found.values()
+    assert failure.signature.invariant == "OWN-4" and failure.signature.stage == "verify"
+    assert failure.case_doc["expect"] == {"reject": "OWN-4"}
+    assert failure.nodes <= 3
+
+
+def test_outputs_of_a_clean_campaign(tmp_path):
+    summary = run_campaign(CampaignConfig(budget=None, max_cases=10, seed=0, out=tmp_path))
+    write_outputs(summary, tmp_path)
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    for key in ("cases", "schedules", "failures", "seconds", "cases_per_second", "schedules_per_second", "signatures"):
+        assert key in doc
+    assert doc["signatures"] == [] and doc["failures"] == 0
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "0" and len(suite.findall("testcase")) == 1
+    assert not (tmp_path / "cases").exists()
+
+
+def test_workers_in_a_process_pool_and_a_pluggable_executor():
+    summary = run_campaign(CampaignConfig(budget=None, max_cases=40, seed=3, workers=2, chunk_cases=10))
+    assert summary.cases > 20 and summary.chunks == 4
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        summary = run_campaign(CampaignConfig(budget=None, max_cases=10, seed=3, workers=1), executor=pool)
+    assert summary.cases > 0 and summary.chunks == 1
+
+
+def test_a_time_budget_stops_the_campaign():
+    start = time.time()
+    summary = run_campaign(CampaignConfig(budget=1.5, seed=4, chunk_cases=5))
+    assert summary.stopped_by == "budget" and summary.cases > 0
+    assert time.time() - start < 10
+
+
+def test_config_is_validated():
+    with pytest.raises(UsageError):
+        CampaignConfig(budget=None, max_cases=None)
+    with pytest.raises(UsageError):
+        CampaignConfig(budget=0)
+    with pytest.raises(UsageError):
+        CampaignConfig(max_cases=0)
+    with pytest.raises(UsageError):
+        CampaignConfig(workers=0)
+    with pytest.raises(UsageError):
+        CampaignConfig(invalid_share=2)
+
+
+def test_chunk_seeds_depend_on_seed_and_index_only():
+    assert chunk_seed(1, 0) == chunk_seed(1, 0)
+    assert len({chunk_seed(s, i) for s in range(5) for i in range(5)}) == 25
+
+
+@settings(max_examples=10)
+@given(fuzz_cases(CampaignConfig(budget=None, max_cases=1, invalid_share=1.0)))
+def test_invalid_share_one_gives_only_invalid_cases(case):
+    assert case[1].kind is ExpectKind.REJECT
+
+
+@settings(max_examples=10)
+@given(fuzz_cases(CampaignConfig(budget=None, max_cases=1, invalid_share=0.0)))
+def test_invalid_share_zero_gives_only_valid_cases(case):
+    assert case[1].kind is ExpectKind.PASS

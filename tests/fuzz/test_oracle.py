@@ -1,0 +1,228 @@
+"""The oracle chain: each stage reports what it is built to catch, with the
+right invariant id, and nothing on a correct compiler."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import fuzz.oracle as oracle
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Init
+from refcompiler.graph_json import graph_from_doc, load_graph
+from refcompiler.variants import _active
+
+from fuzz.corpus import PASS, Case, reject
+from fuzz.oracle import CRASH, Signature, Stage, check, check_case, check_rejected
+from fuzz.schedules import ScheduleChoice, ScheduleSource
+from fuzz.strategies import graphs, invalid_graphs
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
+
+
+def _graph(nodes, storage):
+    return graph_from_doc({"format": "refc-graph/1", "name": "t", "storage": storage, "nodes": nodes})
+
+
+def _placeholder(name, shape=(4,), seed=1):
+    return {"name": name, "kind": "placeholder", "dtype": "float32", "shape": list(shape), "init": {"seed": seed}}
+
+
+READ_THEN_SAVE = ROOT / "examples" / "read_then_save.json"
+
+
+def backwards(graph, deps, seed):
+    """A user's scheduler that is wrong: creation order reversed."""
+    return [n.name for n in reversed(graph.nodes)]
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_the_examples_pass_every_stage(path):
+    report = check_case(load_graph(path), schedulers=("topo", "memory", "random"))
+    assert report.finding is None
+    assert report.schedules >= 4
+
+
+@settings(max_examples=15)
+@given(graphs(max_nodes=6))
+def test_generated_graphs_pass_on_the_reference_compiler(graph):
+    # the property a campaign checks at scale; known compiler bugs are corpus cases
+    finding = check_case(graph).finding
+    assert finding is None or finding.stage is not Stage.VERIFY, finding
+
+
+@settings(max_examples=15)
+@given(invalid_graphs("OWN-2"))
+def test_invalid_graphs_are_rejected_with_their_id(graph):
+    assert check_case(Case(graph, reject("OWN-2"))).finding is None
+
+
+# -- static ------------------------------------------------------------------
+
+
+def test_a_valid_graph_expected_to_be_rejected_is_a_finding():
+    f = check_rejected(load_graph(READ_THEN_SAVE), "OWN-4")
+    assert f is not None and f.stage is Stage.VERIFY and f.invariant == "OWN-4"
+    assert "accepts" in f.explanation
+
+
+def _two_saves():
+    return _graph(
+        [
+            {"name": "a", "op": "relu", "inputs": ["x"]},
+            {"name": "s1", "op": "save", "inputs": ["a"], "attrs": {"target": "out"}},
+            {"name": "s2", "op": "save", "inputs": ["x"], "attrs": {"target": "out"}},
+        ],
+        [_placeholder("x"), _placeholder("out")],
+    )
+
+
+def test_a_weakened_verifier_is_caught():
+    graph = _two_saves()
+    assert check_rejected(graph, "OWN-4") is None
+    f = check_rejected(graph, "OWN-4", mutant="verify-allow-two-saves")
+    assert f is not None and f.signature == Signature("OWN-4", "verify", ("save",))
+
+
+def test_a_rejection_with_the_wrong_id_is_a_finding():
+    f = check_rejected(_two_saves(), "OWN-2")
+    assert f is not None and "rejects with OWN-4" in f.explanation and f.explanation.endswith("not OWN-2")
+
+
+def test_a_valid_graph_rejected_is_a_finding():
+    f = check(_two_saves(), expect=PASS)
+    assert f is not None and f.stage is Stage.VERIFY and f.invariant == "OWN-4"
+
+
+# -- proof and schedules -------------------------------------------------------
+
+
+def test_an_unordered_conflict_is_a_proof_finding():
+    graph = load_graph(READ_THEN_SAVE)
+    assert check(graph) is None
+    f = check(graph, mutant="sched-drop-save-war")
+    assert f is not None and f.stage is Stage.PROOF and f.invariant == "SCH-2"
+    assert "save" in f.kinds and f.order is not None
+
+
+def test_an_illegal_schedule_accepted_is_a_schedule_finding():
+    graph = load_graph(READ_THEN_SAVE)
+    illegal = ("sum", "s", "late", "save_late")  # the save into A before late reads A
+    # the correct compiler rejects it, which is right: no finding
+    assert check(graph, illegal, proof=False) is None
+    f = check(graph, illegal, mutant="sched-drop-save-war", proof=False)
+    assert f is not None and f.stage is Stage.SCHEDULE and f.invariant == "SCH-1"
+    assert f.schedule == ScheduleChoice(ScheduleSource.GIVEN, illegal)
+    assert f.kinds == ("mul", "save")
+
+
+def test_a_wrong_user_scheduler_is_a_finding():
+    graph = load_graph(READ_THEN_SAVE)
+    f = check(graph, scheduler=f"{__name__}:backwards", proof=False)
+    assert f is not None and f.invariant == "SCH-1" and f.stage is Stage.COMPILE
+
+
+# -- dynamic -------------------------------------------------------------------
+
+
+def test_a_wrong_value_is_a_differential_finding(monkeypatch):
+    graph = load_graph(READ_THEN_SAVE)
+    real = oracle.run_compiled
+
+    def corrupt(compiled, inputs=None, *, runs=1):
+        out = real(compiled, inputs, runs=runs)
+        if runs == 2:  # only the second run: state persistence is checked
+            out["out"] = out["out"].copy()
+            out["out"][1] = np.nextafter(out["out"][1], np.float32(np.inf))
+        return out
+
+    monkeypatch.setattr(oracle, "run_compiled", corrupt)
+    f = check(graph, proof=False)
+    assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1"
+    assert "after run 2" in f.explanation and "'out'" in f.explanation and "[1]" in f.explanation
+    assert f.signature.kinds == ("mul", "save")
+
+
+def test_o2_departing_from_o0_is_said(monkeypatch):
+    graph = load_graph(READ_THEN_SAVE)
+    real = oracle.run_compiled
+
+    def corrupt_o2(compiled, inputs=None, *, runs=1):
+        out = real(compiled, inputs, runs=runs)
+        if compiled.program.passes:
+            out["A"] = -out["A"]
+        return out
+
+    monkeypatch.setattr(oracle, "run_compiled", corrupt_o2)
+    f = check(graph, pipeline="O2", proof=False)
+    assert f is not None and f.pipeline == "O2" and "O0 agrees with the reference" in f.explanation
+
+
+def test_a_sanitizer_report_is_an_execute_finding(monkeypatch):
+    def sanitizer(compiled, inputs=None, *, runs=1):
+        raise InvariantViolation("IR-2", "instruction 3 `kernel late = mul(@out %late, @in A, @in A)`: reads uninitialised bytes")
+
+    monkeypatch.setattr(oracle, "run_compiled", sanitizer)
+    f = check(load_graph(READ_THEN_SAVE), proof=False)
+    assert f is not None and f.stage is Stage.EXECUTE and f.invariant == "IR-2"
+    assert f.kinds == ("mul",)
+
+
+def test_a_crash_is_a_finding_not_an_abort(monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(oracle, "compile_graph", crash)
+    f = check(load_graph(READ_THEN_SAVE), proof=False)
+    assert f is not None and f.crashed and f.signature.invariant == CRASH and "boom" in f.explanation
+
+
+def test_a_case_the_reference_cannot_run_is_reported():
+    path = ROOT / "examples" / "embedding_update.json"
+    graph = load_graph(path)
+    case = Case(graph, inputs=(("ids", Init(value=(0, 1, 2, 3, 9))),))
+    f = check_case(case).finding
+    assert f is not None and f.stage is Stage.REFERENCE
+
+
+def test_the_reference_runs_outside_the_mutant(monkeypatch):
+    real = oracle.run_reference
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(dict(_active.get()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(oracle, "run_reference", spy)
+    check(load_graph(READ_THEN_SAVE), mutant="inplace-stencil")
+    assert seen and all(s == {} for s in seen)
+
+
+@pytest.mark.parametrize(
+    "mutant, stage",
+    [("dse-drop-state-write", Stage.DIFFERENTIAL), ("lower-state-no-writeback", Stage.COMPILE)],
+)
+def test_state_bugs_are_caught(mutant, stage):
+    graph = load_graph(ROOT / "examples" / "quantization_profile.json")
+    f = check_case(graph, mutant=mutant).finding
+    assert f is not None and f.stage is stage
+
+
+def test_target_skips_other_findings():
+    graph = load_graph(READ_THEN_SAVE)
+    first = check_case(graph, mutant="sched-drop-save-war").finding
+    assert first is not None and first.stage is Stage.PROOF
+    later = check_case(graph, mutant="sched-drop-save-war", target=Signature("SCH-2", "proof", ("nothing",)))
+    assert later.finding is None
+
+
+def test_signature_text_and_slug():
+    sig = Signature("SEM-1", "differential", ("add", "save"))
+    assert str(sig) == "SEM-1 at differential [add, save]"
+    assert sig.slug == "SEM-1.differential.add-save"
+    assert Signature("OWN-1", "verify", ()).slug == "OWN-1.verify.none"

@@ -1,0 +1,111 @@
+"""The graph-level reducer: every edit keeps the graph acceptable, and the
+result is a local minimum that still fails."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+
+from specs import OpKind
+
+from refcompiler.graph import StorageKind
+from refcompiler.graph_json import graph_from_doc
+from refcompiler.verifier import violations
+
+from fuzz.shrink import breaks_only, bypass_node, candidates, drop_node, drop_storage, reduce_graph, valid
+from fuzz.strategies import graphs, invalid_graphs
+
+
+def _chain():
+    return graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "name": "chain",
+            "storage": [
+                {"name": "x", "kind": "placeholder", "dtype": "float32", "shape": [2, 3], "init": {"seed": 1}},
+                {"name": "unused", "kind": "constant", "dtype": "float32", "shape": [1], "init": {"seed": 2}},
+                {"name": "acc", "kind": "owned", "dtype": "float32", "shape": [2, 3], "owner": "run"},
+                {"name": "out", "kind": "placeholder", "dtype": "float32", "shape": [3, 2]},
+            ],
+            "nodes": [
+                {"name": "a", "op": "relu", "inputs": ["x"]},
+                {"name": "run", "op": "accumulate", "inputs": ["a"], "state": ["acc"]},
+                {"name": "r", "op": "roll", "inputs": ["run"]},
+                {"name": "t", "op": "transpose", "inputs": ["r"]},
+                {"name": "total", "op": "reduce_sum", "inputs": ["t"]},
+                {"name": "s", "op": "save", "inputs": ["t"], "attrs": {"target": "out"}},
+            ],
+        }
+    )
+
+
+def test_drop_node_rewires_readers_to_a_fresh_placeholder():
+    g = drop_node(_chain(), "run")
+    assert g is not None and valid(g)
+    assert "acc" not in g.storage_by_name  # the owned state went with its owner
+    fresh = g.node_by_name["r"].inputs[0].name
+    s = g.storage_by_name[fresh]
+    assert s.kind is StorageKind.PLACEHOLDER and s.shape == (2, 3)
+
+
+def test_drop_node_refuses_a_used_rank0_result():
+    g = graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "name": "r0",
+            "storage": [{"name": "x", "kind": "placeholder", "dtype": "float32", "shape": [3], "init": {"seed": 1}}],
+            "nodes": [{"name": "sum", "op": "reduce_sum", "inputs": ["x"]}, {"name": "n", "op": "neg", "inputs": ["sum"]}],
+        }
+    )
+    assert drop_node(g, "sum") is None  # storage cannot have rank 0
+    assert drop_node(g, "n") is not None
+
+
+def test_bypass_node_reads_the_input_instead():
+    (g,) = list(bypass_node(_chain(), "a"))
+    assert valid(g) and g.node_by_name["run"].inputs[0].name == "x"
+    assert list(bypass_node(_chain(), "t")) == []  # transpose changes the type
+
+
+def test_drop_storage_only_drops_what_nothing_uses():
+    assert drop_storage(_chain(), "x") is None
+    assert drop_storage(_chain(), "out") is None  # a save target
+    g = drop_storage(_chain(), "unused")
+    assert g is not None and "unused" not in g.storage_by_name
+
+
+def test_reduce_reaches_a_local_minimum_that_still_fails():
+    def has_roll(g):
+        return any(n.op is OpKind.ROLL for n in g.nodes)
+
+    small = reduce_graph(_chain(), has_roll)
+    assert valid(small) and has_roll(small)
+    assert [n.op for n in small.nodes] == [OpKind.ROLL]
+    assert len(small.storage) == 1  # the roll's fresh input
+    # no single edit keeps it failing: a local minimum
+    assert not any(valid(c) and has_roll(c) and len(c.nodes) < len(small.nodes) for c in candidates(small))
+
+
+def test_reduce_gives_up_after_max_attempts():
+    calls = []
+
+    def never(g):
+        calls.append(g)
+        return False
+
+    assert reduce_graph(_chain(), never, max_attempts=3) == _chain()
+    assert len(calls) == 3
+
+
+@settings(max_examples=15)
+@given(graphs(max_nodes=6))
+def test_every_edit_of_a_valid_graph_that_is_kept_is_valid(graph):
+    small = reduce_graph(graph, lambda g: len(g.nodes) >= 1)
+    assert valid(small) and len(small.nodes) == 1
+
+
+@settings(max_examples=15)
+@given(invalid_graphs("OWN-3"))
+def test_reducing_an_invalid_graph_keeps_exactly_its_invariant(graph):
+    small = reduce_graph(graph, lambda g: True, acceptable=breaks_only("OWN-3"))
+    assert {v.invariant for v in violations(small)} == {"OWN-3"}
+    assert len(small.nodes) <= 2  # the breaking edit itself: one node, two with its own input

@@ -1,0 +1,165 @@
+"""The graph generators: valid by construction, complete over the spec table,
+invalid graphs that break exactly one invariant, and shrinking to a handful of nodes."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, seed, settings
+from hypothesis.errors import InvalidArgument
+
+from specs import OPS, OpKind, TensorType
+
+from refcompiler.deps import dependency_graph
+from refcompiler.graph import StorageKind
+from refcompiler.graph_json import graph_from_doc, graph_to_doc
+from refcompiler.reference import run_reference
+from refcompiler.verifier import infer_types, violations
+
+from fuzz.strategies import BUILDERS, REJECTABLE, Feature, graphs, invalid_graphs
+
+
+@given(graphs())
+def test_every_generated_graph_is_valid_and_runs(graph):
+    assert violations(graph) == []
+    # the reference runs twice without an error: ids are in range, shapes fit
+    run_reference(graph, runs=2)
+
+
+@given(graphs())
+def test_generated_graphs_round_trip_through_the_file_format(graph):
+    doc = json.loads(json.dumps(graph_to_doc(graph)))
+    assert graph_from_doc(doc) == graph
+
+
+@given(graphs(max_nodes=4))
+def test_max_nodes_bounds_the_graph(graph):
+    assert 1 <= len(graph.nodes) <= 4
+
+
+def test_every_op_of_the_spec_table_has_a_generator():
+    assert set(BUILDERS) == set(OPS)
+
+
+def _sweep(n: int = 250) -> list:
+    """A deterministic batch of generated graphs."""
+    out = []
+
+    @seed(20240601)
+    @settings(max_examples=n, database=None, derandomize=False, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(graphs())
+    def collect(graph):
+        out.append(graph)
+
+    collect()
+    return out
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return _sweep()
+
+
+def test_every_op_kind_is_generated(sweep):
+    seen = {n.op for g in sweep for n in g.nodes}
+    assert seen == set(OPS), f"never generated: {sorted(k.value for k in set(OPS) - seen)}"
+
+
+def _types(graph):
+    types = infer_types(graph)
+
+    def of(ref):
+        s = graph.storage_by_name.get(ref.name)
+        return TensorType(s.shape, s.dtype) if s is not None and ref.index is None else types[(ref.name, ref.result)]
+
+    return of
+
+
+def test_the_hazards_the_design_asks_for_are_generated(sweep):
+    found = {
+        "placeholder read and saved": False,
+        "save cycle": False,
+        "broadcast": False,
+        "view": False,
+        "several results": False,
+        "owned state": False,
+        "constant": False,
+        "integer ids": False,
+        "rank-0 value": False,
+        "diamond": False,
+    }
+    for g in sweep:
+        saved = {n.target for n in g.saves()}
+        read = {r.name for n in g.nodes if n.op is not OpKind.SAVE for r in n.inputs}
+        found["placeholder read and saved"] |= bool(saved & read)
+        found["save cycle"] |= not nx.is_directed_acyclic_graph(dependency_graph(g))
+        of = _types(g)
+        for n in g.nodes:
+            ins = [of(r) for r in n.inputs]
+            if n.op in (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.MAX, OpKind.ADD_SUB):
+                found["broadcast"] |= ins[0].shape != ins[1].shape
+            found["view"] |= n.op is OpKind.RESHAPE
+            found["several results"] |= any(r.index is not None for r in n.inputs)
+            found["rank-0 value"] |= any(t.shape == () for t in ins)
+            users = [m for m in g.nodes if any(r.name == n.name for r in m.inputs)]
+            found["diamond"] |= len(users) >= 2 and any(
+                {r.name for r in m.inputs} >= {users[0].name, users[1].name} for m in g.nodes
+            )
+        found["owned state"] |= any(s.kind is StorageKind.OWNED for s in g.storage)
+        found["constant"] |= any(s.kind is StorageKind.CONSTANT for s in g.storage)
+        found["integer ids"] |= any(n.op is OpKind.EMBEDDING_UPDATE for n in g.nodes)
+    missing = [k for k, v in found.items() if not v]
+    assert not missing, f"never generated: {missing}"
+
+
+def test_swarm_varies_the_enabled_ops(sweep):
+    # with every op enabled in every example, graphs would mix many kinds;
+    # swarm testing makes some graphs use only a few of the 21 ops
+    kinds_per_graph = [len({n.op for n in g.nodes}) for g in sweep if len(g.nodes) >= 6]
+    assert kinds_per_graph and min(kinds_per_graph) <= 3
+
+
+@pytest.mark.parametrize("invariant", REJECTABLE)
+def test_invalid_graphs_break_exactly_the_named_invariant(invariant):
+    @settings(max_examples=25, database=None)
+    @given(invalid_graphs(invariant))
+    def check(graph):
+        assert {v.invariant for v in violations(graph)} == {invariant}
+        # every invalid graph is loadable, so it can be a corpus case
+        assert graph_from_doc(json.loads(json.dumps(graph_to_doc(graph)))) == graph
+
+    check()
+
+
+def test_shrinking_reaches_a_handful_of_nodes():
+    # a property that needs an embedding update feeding a save (two nodes at
+    # least): Hypothesis alone gets there or near from graphs of up to six
+    # nodes; the campaign's graph-level reducer (fuzz.shrink) does the rest
+    def wanted(graph):
+        emb = {n.name for n in graph.nodes if n.op is OpKind.EMBEDDING_UPDATE}
+        return any(n.op is OpKind.SAVE and n.inputs[0].name in emb for n in graph.nodes)
+
+    smallest = find(graphs(max_nodes=6), wanted, settings=settings(database=None, max_examples=500), random=random.Random(0))
+    assert 2 <= len(smallest.nodes) <= 3
+
+
+def test_options_are_validated_eagerly():
+    with pytest.raises(InvalidArgument):
+        graphs(min_nodes=5, max_nodes=2)
+    with pytest.raises(InvalidArgument):
+        graphs(ops=["add"])
+    with pytest.raises(InvalidArgument):
+        graphs(ops=[])
+    with pytest.raises(InvalidArgument):
+        graphs(features=["broadcast"])
+    with pytest.raises(InvalidArgument):
+        invalid_graphs("SEM-1")
+
+
+@given(graphs(ops=[OpKind.ACCUMULATE], features=[], swarm=False))
+def test_the_op_universe_can_be_restricted(graph):
+    # no Feature.OUTPUTS, so no final saves either: only accumulate nodes
+    assert {n.op for n in graph.nodes} == {OpKind.ACCUMULATE}
