@@ -1,7 +1,7 @@
 """The verification suite (DESIGN §7, §8, §10): generators, the oracle chain,
 shrinking, campaigns and the corpus. Public names are re-exported here."""
 
-from fuzz.campaign import CampaignConfig, Summary, run_campaign, write_outputs
+from fuzz.campaign import CampaignConfig, Kill, Summary, run_campaign, score_mutant, write_outputs
 from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_files, load_case, reject, replay, write_case
 from fuzz.oracle import CaseReport, Finding, Signature, Stage, check, check_case
 from fuzz.schedules import ScheduleChoice, ScheduleSource, case_schedules, schedules
@@ -13,6 +13,6 @@ __all__ = [
     "schedules", "case_schedules", "ScheduleChoice", "ScheduleSource",
     "check", "check_case", "Finding", "Signature", "Stage", "CaseReport",
     "reduce_graph",
-    "CampaignConfig", "Summary", "run_campaign", "write_outputs",
+    "CampaignConfig", "Summary", "run_campaign", "write_outputs", "Kill", "score_mutant",
     "Case", "Expect", "ExpectKind", "PASS", "reject", "load_case", "write_case", "case_files", "replay",
 ]

@@ -38,7 +38,7 @@ from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc, write_json_atomic
 
 from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_to_doc, format_case_doc, reject, replay, write_text_atomic
-from fuzz.oracle import Finding, Signature, check_case
+from fuzz.oracle import Finding, Signature, check_case, legal_on_correct_compiler
 from fuzz.shrink import breaks_only, graph_size, reduce_graph, valid
 from fuzz.strategies import REJECTABLE, graphs, invalid_graphs
 
@@ -54,6 +54,8 @@ __all__ = [
     "PlainProgress",
     "RichProgress",
     "NoProgress",
+    "Kill",
+    "score_mutant",
 ]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/1"
@@ -73,8 +75,8 @@ class CampaignConfig:
     schedulers: tuple[str, ...] = ("topo", "memory", "random")
     pipeline: str = "O2"
     out: Path | None = Path("fuzz-out")
-    chunk_cases: int = 20
-    max_nodes: int = 8
+    chunk_cases: int = 50
+    max_nodes: int = 10
     invalid_share: float = 0.2
     shrink_calls: int = 200
     reduce_attempts: int = 150
@@ -358,22 +360,23 @@ def _finish(config: CampaignConfig, example: tuple[Graph, Expect, int, Finding],
 
 
 def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Finding) -> Case:
-    """The corpus case for a finding: with the order that was compiled when
-    replaying it that way gives the same signature, else without one (replay
-    then checks the standard schedules)."""
+    """The corpus case for a finding: with the order that was compiled, when
+    that order is legal on the correct compiler and replaying the case with it
+    gives the same signature; else without an order (replay then checks the
+    standard schedules). A stored schedule is always one the correct compiler
+    accepts, so that the case is a plain regression test of its own."""
     found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "")
     base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant)
     if expect.kind is ExpectKind.REJECT or finding.order is None:
         return base
     order = tuple(n for n in finding.order if n in graph.node_by_name)
+    if not legal_on_correct_compiler(graph, order):
+        return base
     with_order = replace(base, schedule=order)
     again = replay(with_order, mutant=config.mutant)
     if again is not None and again.signature == finding.signature:
         return with_order
-    again = replay(base, mutant=config.mutant)
-    if again is not None and again.signature == finding.signature:
-        return base
-    return with_order
+    return base
 
 
 # ---------------------------------------------------------------------------
@@ -408,6 +411,15 @@ def _status(summary: Summary) -> str:
     )
 
 
+def _short_status(summary: Summary) -> str:
+    """The live line: it must fit a terminal beside the bar and the time left."""
+    cps, sps = summary.rates()
+    return (
+        f"{summary.cases} cases {cps:.0f}/s, {summary.schedules} sched {sps:.0f}/s, "
+        f"{summary.failures} failing ({len(summary.found)} distinct)"
+    )
+
+
 class PlainProgress:
     """One line at most every ``interval`` seconds, and a last one when done."""
 
@@ -435,7 +447,7 @@ class RichProgress:
 
         self.bar = RichBar(
             TextColumn("[bold]refc fuzz[/bold] {task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=16),
             TimeRemainingColumn(),
             console=Console(file=stream),
             transient=False,
@@ -450,8 +462,8 @@ class RichProgress:
         else:
             total, completed = float(c.budget or 1), summary.seconds
         if self.task is None:
-            self.task = self.bar.add_task(_status(summary), total=total)
-        self.bar.update(self.task, description=_status(summary), completed=min(completed, total))
+            self.task = self.bar.add_task(_short_status(summary), total=total)
+        self.bar.update(self.task, description=_short_status(summary), completed=min(completed, total))
 
     def close(self) -> None:
         self.bar.stop()
@@ -549,6 +561,37 @@ def run_campaign(
         progress.update(summary, done=True)
         progress.close()
     return summary
+
+
+# ---------------------------------------------------------------------------
+# Scoring a mutant: a thin layer on a campaign
+
+
+@dataclass(frozen=True)
+class Kill:
+    """How a campaign fared against one mutant. ``seconds``: from the start
+    to the first failing case that is the mutant's doing (``None``: it
+    survived); ``failure``: that failure, shrunk."""
+
+    mutant: str
+    seconds: float | None
+    cases: int
+    failure: Failure | None
+
+    @property
+    def killed(self) -> bool:
+        return self.failure is not None
+
+
+def score_mutant(mutant: str, *, budget: float = 60.0, seed: int = 0, workers: int = 1, executor: Executor | None = None) -> Kill:
+    """Run a campaign against ``mutant`` until its first kill (a failure whose
+    shrunk case passes on the correct compiler) or the budget runs out."""
+    config = CampaignConfig(budget=budget, seed=seed, workers=workers, mutant=mutant, stop_on_failure=True, out=None)
+    summary = run_campaign(config, executor=executor)
+    kills = sorted((f for f in summary.found.values() if f.passes_without_mutant), key=lambda f: f.found_at)
+    if not kills:
+        return Kill(mutant, None, summary.cases, None)
+    return Kill(mutant, kills[0].found_at - summary.start, summary.cases, kills[0])
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from specs import OpKind
 from refcompiler.deps import check_schedule
 from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.errors import InvariantViolation, RefCompilerError
-from refcompiler.graph import Graph, Node, StorageKind
+from refcompiler.graph import Graph, StorageKind
 from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict, prove
 from refcompiler.reference import run_reference
@@ -59,6 +59,7 @@ __all__ = [
     "check_rejected",
     "iter_findings",
     "reference_runs",
+    "legal_on_correct_compiler",
 ]
 
 # The signature's "invariant" when no invariant id applies: refc itself raised
@@ -295,6 +296,13 @@ def _fit(original: Graph, prepared: Graph, order: Sequence[str]) -> tuple[str, .
         at = max((i + 1 for i, n in enumerate(out) if n in inputs), default=0)
         out.insert(at, node.name)
     return tuple(out)
+
+
+def legal_on_correct_compiler(graph: Graph, order: Sequence[str]) -> bool:
+    """Whether the correct compiler accepts ``order`` (an order of ``graph``'s
+    nodes, fitted as ``compile_graph`` documents) for ``graph``."""
+    prepared = schedulable(graph)
+    return _legal(prepared, _fit(graph, prepared, order)) is None
 
 
 def _run_pipeline(

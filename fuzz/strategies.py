@@ -8,7 +8,9 @@ cycles, chains and diamonds of in-place candidates, views, several results,
 broadcasting, integer ids within their table.
 
 Swarm testing: each example enables a random subset of the ops and of the
-``Feature``s, so that rare combinations are not drowned by common ones.
+``Feature``s, so that rare combinations are not drowned by common ones. A
+final step saves some of the results no node reads (unsaved, they would be
+dead code that graph DCE removes before any pass could get them wrong).
 
 Structure is drawn locally, one *move* at a time (an op from the enabled set,
 then its operands among the values made so far or fresh storage), so that
@@ -57,8 +59,8 @@ class Feature(enum.Enum):
     CONSTANTS = "constants"  # fresh operands may be constants, not only placeholders
     READ_SAVE = "read-save"  # saves into placeholders that nodes also read
     SAVE_CYCLE = "save-cycle"  # two saves that swap placeholders (memory edges close a cycle)
-    OUTPUTS = "outputs"  # a final step saves unused results into placeholders
     DIAMOND = "diamond"  # a move x -> (view or elementwise, in-place candidate) -> binary join
+    CHAIN = "chain"  # a move x -> op -> op (-> op): single-input ops, each reading the last
 
 
 # Invariants ``invalid_graphs`` can break, each with one small edit.
@@ -488,10 +490,11 @@ def _build_diamond(b: _Builder, enabled: list[OpKind]) -> None:
     if len(b.nodes) + 3 > b.max_nodes:
         return
     unary = [k for k in _UNARY if k in enabled] or [OpKind.NEG]
-    left_ops = unary + ([OpKind.RESHAPE] if OpKind.RESHAPE in enabled else [])
     binary = [k for k in _BINARY if k in enabled] or [OpKind.ADD]
     x = b.any_float(min_rank=1)
-    left_kind = b.draw(st.sampled_from(left_ops))
+    # a view half the time: reads through a view are what sharing easily misses
+    view = OpKind.RESHAPE in enabled and b.draw(st.booleans())
+    left_kind = OpKind.RESHAPE if view else b.draw(st.sampled_from(unary))
     attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
     left = b.add_node(left_kind, [x], attrs=attrs)
     right = b.add_node(b.draw(st.sampled_from(unary)), [x])
@@ -501,13 +504,55 @@ def _build_diamond(b: _Builder, enabled: list[OpKind]) -> None:
     b.add_node(b.draw(st.sampled_from(binary)), pair)
 
 
+# Single-input ops a chain may use: elementwise ones run in place; a stencil,
+# a transpose or a reduction must not.
+_CHAIN_OPS = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP, OpKind.IDENTITY, OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE, OpKind.REDUCE_SUM)
+
+
+def _build_chain(b: _Builder, enabled: list[OpKind]) -> None:
+    """x -> op1 -> op2 (-> op3), each op reading the previous result only: the
+    shape in which a result may take over its input's buffer, and where an op
+    that must not run in place (a stencil) shows it."""
+    ops = [k for k in _CHAIN_OPS if k in enabled] or [OpKind.NEG]
+    length = b.draw(st.integers(2, 3))
+    if len(b.nodes) + length > b.max_nodes:
+        return
+    x = b.any_float(min_rank=1)
+    for _ in range(length):
+        kind = b.draw(st.sampled_from(ops))
+        if kind in (OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE) and x.rank == 0:
+            kind = OpKind.NEG
+        BUILDERS[kind](_Only(b, x), kind)
+        x = b.values[-1]
+
+
+class _Only:
+    """A builder whose every operand pick returns ``value`` (for a chain)."""
+
+    def __init__(self, b: _Builder, value: Value):
+        self._b = b
+        self._value = value
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._b, name)
+
+    def pick(self, want: Callable[[Value], bool], fresh: Callable[[], Value] | None) -> Value:
+        return self._value
+
+    def any_float(self, *, min_rank: int = 0) -> Value:
+        return self._value
+
+    def any_value(self, *, min_rank: int = 0) -> Value:
+        return self._value
+
+
 def _build_outputs(b: _Builder) -> None:
     """Save some results no node reads (rank >= 1) into placeholders."""
     sinks = [v for v in b.values if v.storage is None and v.ref.name not in b.users and v.rank >= 1]
     for v in sinks:
         if len(b.nodes) >= b.max_nodes:
             return
-        if b.draw(st.booleans()):
+        if b.draw(_SAVE_SINK):
             b.save(v, _save_target(b, v))
 
 
@@ -575,6 +620,9 @@ def graphs(
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
 _FRESH = st.sampled_from([True, False, False])
 
+# Whether the final step saves an unused result: two in three, shrinking to no.
+_SAVE_SINK = st.sampled_from([False, True, True])
+
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
 _MORE = st.sampled_from([False] + [True] * 7)
 
@@ -586,9 +634,15 @@ def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, 
     enabled = [k for k in universe if not (swarm and draw(st.booleans()))] or list(universe)
     features = frozenset(f for f in feats if not (swarm and draw(st.booleans())))
     b = _Builder(draw, features, max_nodes)
-    moves: list[OpKind | Feature] = [*enabled, Feature.DIAMOND] if Feature.DIAMOND in features else list(enabled)
-    # Leave room for the final step's saves, else long move lists leave no outputs.
-    move_cap = max(min_nodes, max_nodes - 2) if Feature.OUTPUTS in features else max_nodes
+    # a diamond counts as two moves' worth of choice: it is three nodes of structure
+    moves: list[OpKind | Feature] = list(enabled)
+    for pattern in (Feature.DIAMOND, Feature.CHAIN):
+        if pattern in features:
+            moves += [pattern, pattern]
+    # The final step saves unused results (what is not saved is dead code, which
+    # graph DCE removes before any pass could get it wrong); leave it room.
+    outputs = OpKind.SAVE in universe
+    move_cap = max(min_nodes, max_nodes - 2) if outputs else max_nodes
     attempts = 0
     while len(b.nodes) < move_cap and attempts < 4 * max_nodes:
         attempts += 1
@@ -600,11 +654,13 @@ def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, 
         try:
             if kind is Feature.DIAMOND:
                 _build_diamond(b, enabled)
+            elif kind is Feature.CHAIN:
+                _build_chain(b, enabled)
             else:
                 BUILDERS[kind](b, kind)  # type: ignore[index]
         except _NoOperand:
             continue
-    if Feature.OUTPUTS in features:
+    if outputs:
         _build_outputs(b)
     while len(b.nodes) < min_nodes:  # only when every move found no operand
         _build_unary_float(b, OpKind.NEG)

@@ -10,20 +10,23 @@ or ``state``).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Callable
+
+import numpy as np
 
 from specs import Dtype, OpKind
 
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 
-__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic"]
+__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
 
 FORMAT = "refc-graph/1"
 # A reference compiler runs small graphs; larger storage is a mistake, not a workload.
@@ -43,12 +46,29 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if not text.strip():
         raise MalformedInput("the file is empty", path=p)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as e:
+        raise MalformedInput(f"duplicate key {e.key!r} in one JSON object (JSON keeps only the last)", path=p) from None
     except json.JSONDecodeError as e:
         raise MalformedInput(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})", path=p) from None
     except RecursionError:
         # json.loads recurses once per nesting level; no graph nests this deep
         raise MalformedInput("JSON nested too deeply", path=p) from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys: a second "nodes" would hide the first
+    doc: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in doc:
+            raise _DuplicateKey(key)
+        doc[key] = value
+    return doc
 
 
 def load_graph(path: str | os.PathLike[str]) -> Graph:
@@ -233,10 +253,18 @@ def _init(r: _Reader, doc: Any, where: str, shape: tuple[int, ...], dtype: Dtype
             raise r.fail(at, f"expected {_type_name(want)} element for {dtype.value}, got {_json_type(v)}")
         if dtype is Dtype.INT32 and not -(2**31) <= v < 2**31:
             raise r.fail(at, f"{v} does not fit int32")
+        # json.loads accepts NaN and Infinity and reads 1e400 as inf; 1e39 becomes inf in float32
+        if dtype is Dtype.FLOAT32 and not _finite_float32(v):
+            raise r.fail(at, f"{v} is not a finite float32")
         flat.append(v if dtype is Dtype.INT32 else float(v))
 
     walk(doc["value"], 0, f"{where}.value")
     return Init(value=tuple(flat))
+
+
+def _finite_float32(v: float) -> bool:
+    with np.errstate(over="ignore"):
+        return bool(np.isfinite(np.float32(v)))
 
 
 def _node(r: _Reader, doc: Any, where: str) -> Node:
@@ -278,8 +306,6 @@ def graph_to_doc(graph: Graph) -> dict[str, Any]:
         sd: dict[str, Any] = {"name": s.name, "kind": s.kind.value, "dtype": s.dtype.value, "shape": list(s.shape)}
         if s.init is not None:
             if s.init.value is not None:
-                import numpy as np
-
                 sd["init"] = {"value": np.array(s.init.value, dtype=object).reshape(s.shape).tolist()}
             else:
                 sd["init"] = {"seed": s.init.seed}
@@ -306,19 +332,50 @@ def _thaw(v: object) -> object:
     return [_thaw(x) for x in v] if isinstance(v, tuple) else v
 
 
-def write_json_atomic(path: str | os.PathLike[str], doc: Any) -> None:
-    """Write JSON to a temporary file beside ``path``, then rename it into place."""
-    target = Path(path)
+def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> None:
+    """Call ``write`` on a temporary file beside ``path``, then rename it into place,
+    so that an interrupted write leaves no half-written file.
+
+    Missing parent directories are created. The file gets the permissions a
+    plain ``open`` would give (the umask), not ``mkstemp``'s 0600. A ``path``
+    that exists and is not a regular file (``/dev/null``, a pipe) is written
+    directly: renaming over it would replace the device, not write to it.
+    Raises ``OSError``.
+    """
+    target = Path(os.path.realpath(path))  # through a symlink to the file it names
+    if target.exists() and not target.is_file():
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        with open(target, "wb") as f:
+            write(f)
+        return
+    for parent in (target.parent, *target.parent.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, f"{parent} is not a directory", str(parent))
+            break
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
+def write_json_atomic(path: str | os.PathLike[str], doc: Any) -> None:
+    """Write ``doc`` as JSON through ``write_atomic``."""
+    text = json.dumps(doc, indent=1) + "\n"
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def dump_graph(graph: Graph, path: str | os.PathLike[str]) -> None:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import zipfile
-from pathlib import Path
-from typing import Mapping
+from typing import BinaryIO, Mapping
 
 import numpy as np
 
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, StorageKind, initial_value
+from refcompiler.graph_json import write_atomic
 
 __all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "same_bits"]
 
@@ -49,39 +47,44 @@ def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """The named arrays of an ``.npz`` archive; anything else is a ``MalformedInput``."""
     try:
-        data = np.load(path, allow_pickle=False)
+        with open(path, "rb") as f:
+            magic = f.read(len(np.lib.format.MAGIC_PREFIX))
     except FileNotFoundError:
         raise MalformedInput("no such file", path=path) from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
-    # np.load gives a bare array for a .npy file: it has no names to bind by
-    if not isinstance(data, np.lib.npyio.NpzFile):
+    except OSError as e:
+        raise MalformedInput(f"cannot read: {e.strerror or e}", path=path) from None
+    if magic == np.lib.format.MAGIC_PREFIX:
+        # np.load would give a bare array: it has no names to bind by
         raise MalformedInput("a single .npy array, not an .npz archive of named arrays", path=path)
+    if not magic.startswith(b"PK"):
+        # else np.load tries it as a pickle, and says so
+        raise MalformedInput("not an .npz archive (a zip of NAME.npy arrays, as numpy.savez writes)", path=path)
     try:
-        with data:
-            return {k: data[k] for k in data.files}
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
+    for name, array in arrays.items():
+        # np.load hands back the raw bytes of a member that is not a .npy array
+        if not isinstance(array, np.ndarray):
+            raise MalformedInput("not a .npy array in the archive", path=path, field=name)
+    return arrays
 
 
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
-    """Write ``values`` to ``path`` through a temporary file and a rename."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".npz", dir=target.parent)
-    try:
-        # Written entry by entry rather than with np.savez(f, **values): a storage
-        # may be called "file" or "allow_pickle", which np.savez takes as its own
-        # keywords. The result is what np.savez writes: an uncompressed zip of
-        # NAME.npy members, which np.load reads.
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+    """Write ``values`` to ``path`` through a temporary file and a rename (``write_atomic``)."""
+
+    # Written entry by entry rather than with np.savez(f, **values): a storage
+    # may be called "file" or "allow_pickle", which np.savez takes as its own
+    # keywords. The result is what np.savez writes: an uncompressed zip of
+    # NAME.npy members, which np.load reads.
+    def write(f: BinaryIO) -> None:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
             for name, array in values.items():
                 with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    write_atomic(path, write)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

@@ -14,6 +14,7 @@ import pytest
 from refcompiler.mutants import CATALOG
 
 from fuzz.corpus import ExpectKind, case_files, load_case, replay
+from fuzz.oracle import legal_on_correct_compiler
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES = case_files([CORPUS])
@@ -31,6 +32,9 @@ def test_corpus_case_meets_its_expectation(path):
     case = load_case(path)
     finding = replay(case)
     assert finding is None, f"{path.name}: expected {case.expect}, got {finding}"
+    # a stored schedule is one the correct compiler accepts: the case is a
+    # plain regression test with it, whatever mutant found it
+    assert case.schedule is None or legal_on_correct_compiler(case.graph, case.schedule)
 
 
 @pytest.mark.parametrize("path", [p for p in CASES if load_case(p).mutant], ids=lambda p: p.stem)

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 
-__all__ = ["add_graph_argument", "add_mutant_argument", "load"]
+__all__ = ["add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file"]
+
+
+def file_path(text: str) -> str:
+    """An argparse type for a file name: an empty one (``--out ""``, an unset
+    shell variable) is bad usage, not the current directory or no option."""
+    if not text:
+        raise argparse.ArgumentTypeError("expected a file name, got an empty string")
+    return text
 
 
 def add_graph_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("graph", metavar="G", help="a graph file (refc-graph/1 JSON) or a corpus case")
+    parser.add_argument("graph", metavar="G", type=file_path, help="a graph file (refc-graph/1 JSON) or a corpus case")
 
 
 def load(args: argparse.Namespace) -> Graph:
@@ -22,3 +31,10 @@ def add_mutant_argument(parser: argparse.ArgumentParser) -> None:
     """``--mutant NAME``: run with a deliberately wrong compiler (``refc mutants`` lists them).
     ``refcompiler.cli.main`` installs it around the command."""
     parser.add_argument("--mutant", metavar="NAME", default=None, help="install a mutant (see `refc mutants`)")
+
+
+def in_file(path: str, e: InvariantViolation) -> InvariantViolation:
+    """``e`` with its message led by the graph file it was found in (``refc run: G:
+    after pass P: IR-4: ...``), as ``refc check`` names the file on every line."""
+    stage = f"{path}: {e.stage}" if e.stage else path
+    return InvariantViolation(e.invariant, e.detail, names=e.names, context=e.context, stage=stage)

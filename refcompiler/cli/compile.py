@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, in_file, load
 from refcompiler.driver import add_compile_arguments, compile_from_args
+from refcompiler.errors import InvariantViolation
 from refcompiler.ir_text import print_program
 
 
@@ -25,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    compiled = compile_from_args(load(args), args)
+    try:
+        compiled = compile_from_args(load(args), args)
+    except InvariantViolation as e:
+        raise in_file(args.graph, e) from None
     print(print_program(compiled.program), end="")
     return 0

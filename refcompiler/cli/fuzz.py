@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: every built-in one)")
     p.add_argument("--pipeline", metavar="SPEC", default="O2",
                    help="the pipeline under test, checked beside O0: O2, pass names, or module:attribute (default O2)")
-    p.add_argument("--max-nodes", type=_positive_int, default=8, metavar="N", help="largest generated graph (default 8)")
+    p.add_argument("--max-nodes", type=_positive_int, default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.set_defaults(func=run)
 

@@ -31,6 +31,7 @@ from typing import Any
 from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
+from refcompiler.passes import resolve_pipeline
 from refcompiler.proofs import Proof, Verdict, prove
 from refcompiler.proofs.witness import Confirmation, confirm
 from refcompiler.verifier import violations
@@ -69,6 +70,8 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Resolved now, though only a counterexample uses it: an unknown pipeline is bad usage (2)
+    resolve_pipeline(args.pipeline)
     graph = load(args)
     if not args.no_verify:
         found = violations(graph)

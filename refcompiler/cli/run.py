@@ -21,12 +21,14 @@ import argparse
 
 import numpy as np
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, file_path, in_file, load
 from refcompiler.driver import add_compile_arguments, compile_from_args, run_compiled
-from refcompiler.errors import ExecutionError, UsageError
+from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph
+from refcompiler.passes import resolve_pipeline
 from refcompiler.printer import values_text
 from refcompiler.reference import run_reference
+from refcompiler.schedulers import resolve_scheduler
 from refcompiler.values import Values, bind_inputs, load_npz, save_npz
 from refcompiler.verifier import violations
 
@@ -40,8 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run the schedule-free reference interpreter instead of compiling",
     )
     p.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="run N times in a row (default 1)")
-    p.add_argument("--inputs", metavar="F.npz", help="initial values by storage name (placeholders, owned variables)")
-    p.add_argument("--out", metavar="F.npz", help="write the final placeholders and owned variables here")
+    p.add_argument("--inputs", metavar="F.npz", type=file_path, help="initial values by storage name (placeholders, owned variables)")
+    p.add_argument("--out", metavar="F.npz", type=file_path, help="write the final placeholders and owned variables here")
     add_mutant_argument(p)
     add_compile_arguments(p)
     p.set_defaults(func=run)
@@ -58,6 +60,9 @@ def _positive_int(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Resolved even with --reference, which does not use them: an unknown name is bad usage (2)
+    resolve_scheduler(args.scheduler)
+    resolve_pipeline(args.pipeline)
     graph = load(args)
     found = violations(graph)
     for v in found:
@@ -70,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
         values = _reference(graph, inputs, args.runs) if args.reference else _compiled(graph, inputs, args)
     except ExecutionError as e:
         raise ExecutionError(f"{args.graph}: {e}", node=e.node) from None
-    if args.out:
+    except InvariantViolation as e:  # from compiling: a user's scheduler, a pass, a mutant
+        raise in_file(args.graph, e) from None
+    if args.out is not None:
         _write(args.out, values)
         print(f"{args.graph}: wrote {len(values)} arrays after {_runs(args.runs)} to {args.out}")
     else:

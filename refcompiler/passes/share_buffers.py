@@ -11,8 +11,9 @@ order, the result takes over the buffer of an input when all of these hold:
 - no later instruction reads the input or anything that aliases it, views
   included (``read_later`` over ``aliases``), and none writes it;
 - every other operand of the instruction on that buffer is an input the same
-  in-place list allows: never two results on one buffer, never a state
-  operand, never an input in a role the list does not allow.
+  in-place list allows, of the result's type: never two results on one
+  buffer, never a state operand, never an input in a role the list does not
+  allow, never a broadcast input seen through a view of another shape.
 
 Sharing renames the result activation to the input's name everywhere, drops
 the result's ``alloc``/``dealloc`` pair, and keeps the shared buffer's
@@ -22,6 +23,8 @@ activation with its own ``alloc`` that this instruction is the first to use
 """
 
 from __future__ import annotations
+
+from specs import TensorType
 
 from refcompiler import ir_analysis
 from refcompiler.ir import Instr, Opcode, OperandKind, Program
@@ -88,7 +91,7 @@ def _share_result(program: Program, index: int, k: int) -> tuple[Program, int] |
         root = ir_analysis.origin(program, candidate)
         if not may_reuse(program, root):
             continue
-        if not _only_allowed_roles(program, instr, root, allowed):
+        if not _only_allowed_roles(program, instr, root, allowed, types.get(result)):
             continue
         if any(read_later(program, index, name) for name in aliases(program, candidate)):
             continue
@@ -110,8 +113,13 @@ def _fresh_result(program: Program, index: int, result: str) -> bool:
     return [o.name for o in program.instrs[index].operands].count(result) == 1
 
 
-def _only_allowed_roles(program: Program, instr: Instr, root: str, allowed: tuple[int, ...]) -> bool:
-    """Every operand of ``instr`` on buffer ``root`` is an input at an allowed position."""
+def _only_allowed_roles(
+    program: Program, instr: Instr, root: str, allowed: tuple[int, ...], result_type: TensorType | None
+) -> bool:
+    """Every operand of ``instr`` on buffer ``root`` is an input at an allowed
+    position with the result's type (IR-6: ``add(%a, view %a as [1, 4])`` may
+    not write ``%a``'s buffer as a ``[1, 4]`` result, since ``%a`` is ``[4]``)."""
+    types = ir_analysis.name_types(program)
     inputs_seen = 0
     for operand in instr.operands:
         is_input = operand.kind is OperandKind.IN
@@ -119,7 +127,7 @@ def _only_allowed_roles(program: Program, instr: Instr, root: str, allowed: tupl
         inputs_seen += is_input
         if ir_analysis.origin(program, operand.name) != root:
             continue
-        if not is_input or position not in allowed:
+        if not is_input or position not in allowed or types.get(operand.name) != result_type:
             return False
     return True
 

@@ -53,16 +53,17 @@ def test_a_clean_count_bounded_campaign(tmp_path, capsys):
 
 def test_a_mutant_campaign_finds_a_case_that_replays(tmp_path, capsys):
     out = tmp_path / "out"
-    code = main(["fuzz", "--mutant", "copy-elim-ignore-readers", "--max-cases", "40", "--seed", "1", "--workers", "1", "--out", str(out)])
+    # a mutant nearly every graph with an owner node kills: robust to generator changes
+    code = main(["fuzz", "--mutant", "lower-state-no-writeback", "--max-cases", "20", "--seed", "1", "--workers", "1", "--out", str(out)])
     assert code == 1
     printed = capsys.readouterr().out
-    assert "refc replay" in printed and "--mutant copy-elim-ignore-readers" in printed
+    assert "refc replay" in printed and "--mutant lower-state-no-writeback" in printed
     doc = _summary(out)
     assert doc["distinct_failures"] >= 1
     case_path = out / doc["signatures"][0]["case"]
     assert len(load_case(case_path).graph.nodes) <= 6
     assert main(["replay", str(case_path)]) == 0
-    assert main(["replay", "--mutant", "copy-elim-ignore-readers", str(case_path)]) == 1
+    assert main(["replay", "--mutant", "lower-state-no-writeback", str(case_path)]) == 1
     assert "FAIL" in capsys.readouterr().out
 
 

@@ -38,3 +38,26 @@ def test_every_registered_command_is_documented():
 
 def test_code_blocks_reads_fenced_blocks_only():
     assert code_blocks("text\n```\na && b\n```\nmore `x`\n```json\n{}\n```\n") == ["a && b", "{}"]
+
+
+def command_rows() -> dict[str, str]:
+    """The command table's first column by command: ``{"bench": "refc bench [--proofs] [--json]", ...}``."""
+    rows = re.findall(r"^\| `(refc (\w+)[^`]*)` \|", README, re.M)
+    return {name: usage for usage, name in rows}
+
+
+def test_every_flag_in_the_command_table_exists():
+    from refcompiler.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name, usage in command_rows().items():
+        known = {flag for action in sub.choices[name]._actions for flag in action.option_strings}
+        for flag in re.findall(r"--[\w-]+", usage):
+            assert flag in known, f"README documents {flag} for refc {name}"
+
+
+def test_the_bench_row_names_every_section():
+    from refcompiler.cli.bench import SECTIONS
+
+    usage = command_rows()["bench"]
+    assert all(f"--{s.name}" in usage for s in SECTIONS)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 
 from refcompiler.errors import UsageError
 
-from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_campaign, write_outputs
+from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_campaign, score_mutant, write_outputs
 from fuzz.corpus import ExpectKind, load_case, replay
 
 TIMINGS = {"seconds", "cases_per_second", "schedules_per_second"}
@@ -41,7 +41,7 @@ def test_a_count_bounded_campaign_is_deterministic():
 
 
 def test_a_mutant_campaign_is_deterministic_and_its_case_replays(tmp_path):
-    config = CampaignConfig(budget=None, max_cases=40, seed=2, mutant="dse-drop-state-write", out=tmp_path)
+    config = CampaignConfig(budget=None, max_cases=60, seed=2, mutant="dse-drop-state-write", out=tmp_path, stop_on_failure=True)
     summary, again = run_campaign(config), run_campaign(config)
     assert summary.failed and summary.found
     assert _untimed(summary) == _untimed(again)
@@ -129,3 +129,9 @@ def test_invalid_share_one_gives_only_invalid_cases(case):
 @given(fuzz_cases(CampaignConfig(budget=None, max_cases=1, invalid_share=0.0)))
 def test_invalid_share_zero_gives_only_valid_cases(case):
     assert case[1].kind is ExpectKind.PASS
+
+
+def test_scoring_a_mutant_reports_the_time_to_kill_and_the_case():
+    kill = score_mutant("dce-drop-stateful", budget=30, seed=1)
+    assert kill.killed and kill.seconds is not None and 0 <= kill.seconds < 30
+    assert kill.failure is not None and kill.failure.nodes <= 3 and kill.failure.passes_without_mutant

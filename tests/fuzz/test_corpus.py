@@ -77,7 +77,7 @@ def test_case_inputs_are_arrays_of_the_storage_type():
     "extra, field",
     [
         ({"expect": "fail"}, "expect"),
-        ({"expect": {"reject": "OWN-9"}}, "expect.reject"),
+        ({"expect": {"reject": "OWN-X"}}, "expect.reject"),
         ({"schedule": "sum"}, "schedule"),
         ({"schedule": ["sum", 3]}, "schedule"),
         ({"pipeline": 2}, "pipeline"),

@@ -3,7 +3,6 @@ right invariant id, and nothing on a correct compiler."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

@@ -19,7 +19,7 @@ from refcompiler.graph_json import graph_from_doc, graph_to_doc
 from refcompiler.reference import run_reference
 from refcompiler.verifier import infer_types, violations
 
-from fuzz.strategies import BUILDERS, REJECTABLE, Feature, graphs, invalid_graphs
+from fuzz.strategies import BUILDERS, REJECTABLE, graphs, invalid_graphs
 
 
 @given(graphs())
@@ -161,5 +161,5 @@ def test_options_are_validated_eagerly():
 
 @given(graphs(ops=[OpKind.ACCUMULATE], features=[], swarm=False))
 def test_the_op_universe_can_be_restricted(graph):
-    # no Feature.OUTPUTS, so no final saves either: only accumulate nodes
+    # save is not in the universe, so there is no final step of saves either
     assert {n.op for n in graph.nodes} == {OpKind.ACCUMULATE}

@@ -247,6 +247,27 @@ def test_types_must_match():
     assert shared(p) == p
 
 
+def test_every_input_on_the_buffer_must_have_the_result_type():
+    # add(%a, %v) with %v a [1, 4] view of %a ([4]): y is [1, 4] like %v, but
+    # taking %v's buffer would also overwrite %a, an input not of y's shape (IR-6)
+    from specs import Dtype, TensorType
+
+    f14 = TensorType((1, 4), Dtype.FLOAT32)
+    p = program(
+        [*BUFFERS, placeholder("C", f14)],
+        alloc("%a"),
+        kernel("a", OpKind.NEG, ("%a",), ("A",)),
+        view("%v", "%a", f14),
+        alloc("%y", f14),
+        kernel("y", OpKind.ADD, ("%y",), ("%a", "%v")),
+        dealloc("%a"),
+        copy("save", "C", "%y"),
+        dealloc("%y"),
+        saves=(save("save", "C", "y"),),
+    )
+    assert shared(p) == p
+
+
 def test_input_used_twice_in_allowed_positions():
     p = program(
         BUFFERS,

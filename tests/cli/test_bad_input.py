@@ -1,0 +1,209 @@
+"""A second reader's cases: user mistakes that once slipped past, each with its exit code.
+
+In-process (``refcompiler.cli.main``) and fast; each case was a silent
+acceptance, a misleading message, a traceback or a clobbered file before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from refcompiler.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SGD = ROOT / "examples" / "sgd_momentum.json"
+READ_THEN_SAVE = ROOT / "examples" / "read_then_save.json"
+
+
+def refc(capsys, *argv: object) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse's own usage errors
+        code = e.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def graph_with_value(tmp_path: Path, value_text: str) -> Path:
+    """A one-node graph whose placeholder's init value is ``value_text``, verbatim JSON."""
+    path = tmp_path / "g.json"
+    path.write_text(
+        '{"format": "refc-graph/1", "nodes": [{"name": "r", "op": "relu", "inputs": ["x"]}], "storage": '
+        '[{"name": "x", "kind": "placeholder", "dtype": "float32", "shape": [2], "init": {"value": %s}}]}' % value_text
+    )
+    return path
+
+
+# ------------------------------------------------------------ graph files
+
+
+@pytest.mark.parametrize("value", ["[NaN, 1]", "[Infinity, 1]", "[-Infinity, 1]", "[1e400, 1]", "[1e39, 1]"])
+def test_a_float32_init_value_must_be_finite(capsys, tmp_path, value):
+    path = graph_with_value(tmp_path, value)
+    code, out, err = refc(capsys, "check", path)
+    assert code == 2
+    assert err.startswith(f"refc check: {path}: storage[0] ('x').init.value[0]: ") and "not a finite float32" in err
+
+
+def test_the_largest_float32_is_a_valid_init_value(capsys, tmp_path):
+    path = graph_with_value(tmp_path, "[3.4028235e38, -3.4028235e38]")
+    assert refc(capsys, "check", path)[0] == 0
+
+
+def test_a_duplicate_key_is_malformed_not_silently_dropped(capsys, tmp_path):
+    path = tmp_path / "g.json"
+    # the first "nodes" would be dropped by json.loads, and the graph checked as empty
+    path.write_text('{"format": "refc-graph/1", "nodes": [{"name": "r", "op": "relu", "inputs": ["nowhere"]}], "nodes": []}')
+    code, out, err = refc(capsys, "check", path)
+    assert code == 2 and err == f"refc check: {path}: duplicate key 'nodes' in one JSON object (JSON keeps only the last)\n"
+
+
+@pytest.mark.parametrize("argv", [["check", ""], ["run", str(SGD), "--out", ""], ["run", str(SGD), "--inputs", ""]])
+def test_an_empty_file_name_is_bad_usage(capsys, argv):
+    code, out, err = refc(capsys, *argv)
+    assert code == 2 and "expected a file name, got an empty string" in err and out == ""
+
+
+# ------------------------------------------------------------ --inputs
+
+
+def test_inputs_that_are_text_are_not_called_pickled_data(capsys, tmp_path):
+    text = tmp_path / "t.npz"
+    text.write_text("w,1,2\n")
+    code, out, err = refc(capsys, "run", SGD, "--reference", "--inputs", text)
+    assert code == 2
+    assert err == f"refc run: {text}: not an .npz archive (a zip of NAME.npy arrays, as numpy.savez writes)\n"
+
+
+def test_inputs_member_that_is_no_npy_array_is_named(capsys, tmp_path):
+    import zipfile
+
+    path = tmp_path / "i.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("w.npy", b"garbage")
+    code, out, err = refc(capsys, "run", SGD, "--reference", "--inputs", path)
+    assert (code, err) == (2, f"refc run: {path}: w: not a .npy array in the archive\n")
+
+
+# ------------------------------------------------------------ --out
+
+
+def test_out_through_a_symlink_writes_the_file_and_keeps_the_link(capsys, tmp_path):
+    real, link = tmp_path / "real.npz", tmp_path / "link.npz"
+    real.write_text("old")
+    link.symlink_to(real)
+    assert refc(capsys, "run", SGD, "--reference", "--out", link)[0] == 0
+    assert link.is_symlink()
+    assert sorted(np.load(real).files) == ["loss", "v", "w", "x"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_out_to_a_pipe_writes_into_it_rather_than_replacing_it(capsys, tmp_path):
+    # like --out /dev/null or /dev/stdout: renaming a temporary file over a
+    # device replaces the device (as root, /dev/null became a regular file)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so that refc's open does not block
+    try:
+        code, out, err = refc(capsys, "run", SGD, "--reference", "--out", fifo)
+        assert code == 0 and stat.S_ISFIFO(fifo.stat().st_mode)
+        assert os.read(reader, 1 << 16).startswith(b"PK")
+    finally:
+        os.close(reader)
+
+
+def test_out_gets_the_umask_permissions_not_0600(capsys, tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert refc(capsys, "run", SGD, "--reference", "--out", tmp_path / "o.npz")[0] == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "o.npz").stat().st_mode) == 0o644
+
+
+def test_out_below_a_file_says_which_is_not_a_directory(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = refc(capsys, "run", SGD, "--reference", "--out", blocker / "x.npz")
+    assert code == 2 and err == f"refc run: cannot write {blocker / 'x.npz'}: {blocker} is not a directory\n"
+
+
+def test_an_interrupted_out_leaves_neither_the_file_nor_a_temporary(capsys, tmp_path, monkeypatch):
+    write_array = np.lib.format.write_array
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return write_array(*args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", interrupted)
+    code, out, err = refc(capsys, "run", SGD, "--reference", "--out", tmp_path / "o.npz")
+    assert code == 130 and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------ prove, plug-ins
+
+
+def test_prove_rejects_an_unknown_pipeline_before_proving(capsys):
+    # before: exit 1 with "run under pipeline O3: not run", or 0 when proved
+    for graph, extra in ((READ_THEN_SAVE, ["--mutant", "sched-drop-save-war"]), (SGD, [])):
+        code, out, err = refc(capsys, "prove", graph, "--pipeline", "O3", *extra)
+        assert (code, out) == (2, "") and err.startswith("refc prove: unknown pass 'O3'")
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--scheduler", "foo", "unknown scheduler 'foo'"),
+    ("--pipeline", "O3", "unknown pass 'O3'"),
+])
+def test_run_reference_rejects_an_unknown_scheduler_or_pipeline(capsys, flag, value, message):
+    # --reference does not use them, but a misspelt name is still bad usage
+    code, out, err = refc(capsys, "run", SGD, "--reference", flag, value)
+    assert (code, out) == (2, "") and err.startswith(f"refc run: {message}")
+
+
+def test_an_invariant_broken_while_compiling_names_the_file(capsys, tmp_path):
+    # refc check, run and prove name the file on every violation; compile did not
+    bad = tmp_path / "two_saves.json"
+    bad.write_text(
+        '{"format": "refc-graph/1", "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [2]}],'
+        ' "nodes": [{"name": "s1", "op": "save", "inputs": ["A"], "attrs": {"target": "A"}},'
+        ' {"name": "s2", "op": "save", "inputs": ["A"], "attrs": {"target": "A"}}]}'
+    )
+    code, out, err = refc(capsys, "compile", bad)
+    assert (code, out) == (1, "") and err.startswith(f"refc compile: {bad}: OWN-4: ")
+    code, out, err = refc(capsys, "run", READ_THEN_SAVE, "--mutant", "hoist-dealloc-early", "--pipeline", "O2")
+    assert (code, out) == (1, "") and err.startswith(f"refc run: {READ_THEN_SAVE}: after pass hoist_dealloc: IR-1: ")
+
+
+def test_the_refc_script_finds_a_scheduler_module_in_the_current_directory(capsys, tmp_path, monkeypatch):
+    # The console script does not put the current directory on sys.path;
+    # ``python3 -m refcompiler`` does. Both must find ./my_sched.py.
+    name = "refc_test_cwd_scheduler"
+    (tmp_path / f"{name}.py").write_text(
+        "from refcompiler.schedulers import SCHEDULERS\n"
+        "def mine(graph, deps, seed):\n"
+        "    return SCHEDULERS['topo'](graph, deps, seed)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    code, out, err = refc(capsys, "compile", SGD, "--scheduler", f"{name}:mine")
+    sys.modules.pop(name, None)
+    assert code == 0 and out.startswith('program "sgd_momentum"'), err
+
+
+def test_write_json_atomic_still_writes_json(tmp_path):
+    from refcompiler.graph_json import write_json_atomic
+
+    write_json_atomic(tmp_path / "a" / "b.json", {"k": [1, 2]})
+    assert json.loads((tmp_path / "a" / "b.json").read_text()) == {"k": [1, 2]}
