@@ -25,7 +25,6 @@ from __future__ import annotations
 import enum
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
@@ -36,7 +35,7 @@ from specs import INVARIANTS
 
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, Init, Storage, StorageKind, initial_value
-from refcompiler.graph_json import graph_from_doc, graph_to_doc, read_json
+from refcompiler.graph_json import graph_from_doc, graph_to_doc, read_json, write_atomic
 
 if TYPE_CHECKING:
     from fuzz.oracle import Finding
@@ -206,17 +205,8 @@ def format_case_doc(doc: dict[str, Any]) -> str:
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` (UTF-8) through ``refcompiler.graph_json.write_atomic``."""
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def write_case(path: str | os.PathLike[str], case: Case) -> None:

@@ -341,7 +341,10 @@ def _run_pipeline(
     except Exception as e:
         return _crash(Stage.COMPILE, e, **where)
     order = tuple(compiled.schedule)
-    wrong = _legal(prepared, order)
+    # legality under the correct dependency model, of the graph the compiler
+    # actually scheduled: a node graph optimization dropped is the
+    # differential's business, not a scheduling fault
+    wrong = _legal(compiled.graph, order)
     if wrong is not None:
         who = "accepts a given schedule" if given is not None else "schedules in an order"
         why = f"the compiler {who} that the dependency model forbids: {wrong.detail}"

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from refcompiler.allocator import allocate
+from refcompiler.cli.common import whole_number
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute
@@ -67,7 +68,7 @@ def compile_graph(
     deps = dependency_graph(scheduled)
     if schedule is None:
         pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-        order = _names(pick(scheduled, deps, seed))
+        order = _names(_call_user(pick, "scheduler", scheduled, deps, seed))
     else:
         order = _fit(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
@@ -84,11 +85,27 @@ def run_compiled(
     return execute(compiled.program, bind_inputs(compiled.graph, inputs or {}), runs=runs)
 
 
-def _names(order: Sequence[object]) -> tuple[str, ...]:
+def _names(order: object) -> tuple[str, ...]:
+    if not isinstance(order, (list, tuple)):
+        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {order!r:.80}")
     bad = [x for x in order if not isinstance(x, str)]
     if bad:
         raise InvariantViolation("SCH-1", f"a schedule lists node names; got {bad[0]!r}")
     return tuple(order)  # type: ignore[arg-type]
+
+
+def _call_user(fn: Callable[..., object], what: str, *args: object) -> object:
+    """Call a scheduler; one of the user's that raises is a finding about it (exit 1),
+    not a bug in refc. The built-ins are trusted to raise only refc errors."""
+    if fn in SCHEDULERS.values():
+        return fn(*args)
+    try:
+        return fn(*args)
+    except RefCompilerError:
+        raise
+    except Exception as e:
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise ExecutionError(f"the {what} {name} raised {type(e).__name__}: {e}") from None
 
 
 def _fit(original: Graph, scheduled: Graph, order: tuple[str, ...]) -> tuple[str, ...]:
@@ -120,7 +137,7 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
         default="topo",
         help=f"scheduler: {known}, or module:attribute for your own (default topo)",
     )
-    parser.add_argument("--seed", type=_seed, default=0, metavar="N", help="seed of the random scheduler (default 0)")
+    parser.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="seed of the random scheduler (default 0)")
     parser.add_argument(
         "--pipeline",
         metavar="P",
@@ -131,14 +148,4 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compile_from_args(graph: Graph, args: argparse.Namespace) -> Compiled:
     return compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline)
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"needs 0 or more, got {value}")
-    return value
 

@@ -342,7 +342,8 @@ class _Walk:
         if buffer is None or buffer.kind is not BufferKind.OWNED:
             return
         if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
-            self.report("IR-5", f"owned buffer {root} is used by {instr.name}, not by its owner {buffer.owner}", root)
+            user = f"the {instr.opcode.value} {instr.name}"
+            self.report("IR-5", f"owned buffer {root} is used by {user}; only its owner's kernel {buffer.owner} may", root)
         elif operand.kind is not OperandKind.INOUT:
             self.report("IR-5", f"owned buffer {root} is @{operand.kind.value} in its owner, not @inout", root)
         elif operand.name != root:

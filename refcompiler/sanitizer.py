@@ -136,7 +136,11 @@ class Shadow:
     def _check_owned(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
         if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
             raise self.fail(
-                index, "IR-5", f"owned {buffer.name}{via} is touched by {instr.name}, not by its owner {buffer.owner}", buffer.name
+                index,
+                "IR-5",
+                f"owned {buffer.name}{via} is touched by the {instr.opcode.value} {instr.name}; "
+                f"only its owner's kernel {buffer.owner} may",
+                buffer.name,
             )
         if operand.kind is not OperandKind.INOUT or via:
             raise self.fail(

@@ -7,6 +7,10 @@ section's flag) only the ones named. Each section is a ``Section`` in
 section name; otherwise each section prints a table. Add a section by
 appending to ``SECTIONS``.
 
+Section ``fuzz``: the same campaign on the reference compiler with one worker
+and with all cores (``--fuzz-budget`` seconds each): cases and schedules per
+second side by side, and the speed-up.
+
 Section ``proofs`` (DESIGN §4, §7.2): on graphs from
 ``refcompiler.proofs.scale.large_graph`` of n = 10, 100, 1,000, 10,000 nodes
 (``--sizes``), the seconds for ``prove`` with reach, with z3, with both, and
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
+from refcompiler.cli.common import positive_seconds, whole_number
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 from refcompiler.proofs import Verdict, prove
@@ -55,12 +60,12 @@ ALLOC_SIZES = (100, 200)
 def _proof_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("proofs section")
     g.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, metavar="N,N,...", help="graph sizes (default 10,100,1000,10000)")
-    g.add_argument("--graph-seed", type=_count, default=0, metavar="N", help="seed of the generated graphs (default 0)")
+    g.add_argument("--graph-seed", type=whole_number(0), default=0, metavar="N", help="seed of the generated graphs (default 0)")
     g.add_argument(
-        "--enumerate-max-nodes", type=_count, default=16, metavar="N", help="enumerate legal orders only up to N nodes (default 16)"
+        "--enumerate-max-nodes", type=whole_number(0), default=16, metavar="N", help="enumerate legal orders only up to N nodes (default 16)"
     )
-    g.add_argument("--enumerate-limit", type=_count, default=500_000, metavar="N", help="stop enumerating after N orders (default 500000)")
-    g.add_argument("--alloc-timeout", type=_seconds, default=20.0, metavar="SECONDS", help="Z3 time limit per optimal peak (default 20)")
+    g.add_argument("--enumerate-limit", type=whole_number(0), default=500_000, metavar="N", help="stop enumerating after N orders (default 500000)")
+    g.add_argument("--alloc-timeout", type=positive_seconds, default=20.0, metavar="SECONDS", help="Z3 time limit per optimal peak (default 20)")
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -71,26 +76,6 @@ def _sizes(text: str) -> tuple[int, ...]:
     if not sizes or any(n < 1 for n in sizes):
         raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
     return sizes
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"needs a finite number above 0, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"needs 0 or more, got {value}")
-    return value
 
 
 def _timed_prove(graph: Any, engine: str) -> tuple[float, str, int]:
@@ -217,8 +202,64 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
 
 
+# -- section "fuzz" -------------------------------------------------------------------
+
+
+def _fuzz_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("fuzz section")
+    g.add_argument("--fuzz-budget", type=positive_seconds, default=10.0, metavar="SECONDS", help="seconds per campaign (default 10)")
+    g.add_argument("--fuzz-seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
+
+
+def _measure_fuzz(args: argparse.Namespace) -> dict[str, Any]:
+    """The same campaign on the reference compiler with one worker and with all,
+    one after the other in this run."""
+    from fuzz.campaign import CampaignConfig, default_workers, run_campaign
+
+    rows = []
+    for workers in sorted({1, default_workers()}):
+        config = CampaignConfig(budget=args.fuzz_budget, seed=args.fuzz_seed, workers=workers, out=None)
+        summary = run_campaign(config)
+        cps, sps = summary.rates()
+        rows.append(
+            {
+                "workers": workers,
+                "cases": summary.cases,
+                "schedules": summary.schedules,
+                "failures": summary.failures,
+                "seconds": round(summary.seconds, 3),
+                "cases_per_second": round(cps, 2),
+                "schedules_per_second": round(sps, 2),
+            }
+        )
+    base = max(rows[0]["cases_per_second"], 1e-9)
+    for r in rows:
+        r["speedup"] = round(r["cases_per_second"] / base, 2)
+    return {"budget": args.fuzz_budget, "seed": args.fuzz_seed, "campaigns": rows}
+
+
+def _render_fuzz(data: dict[str, Any]) -> str:
+    table = [("workers", "cases", "schedules", "failures", "seconds", "cases/s", "schedules/s", "speedup")]
+    for r in data["campaigns"]:
+        table.append(
+            (
+                str(r["workers"]),
+                str(r["cases"]),
+                str(r["schedules"]),
+                str(r["failures"]),
+                f"{r['seconds']:.1f}",
+                f"{r['cases_per_second']:.1f}",
+                f"{r['schedules_per_second']:.1f}",
+                f"{r['speedup']:.2f}x",
+            )
+        )
+    head = f"fuzz: campaigns on the reference compiler, {data['budget']:g} s each, seed {data['seed']}, side by side"
+    return "\n".join([head, *_table(table)]) + "\n"
+
+
 SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
+    Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
 )
 
 

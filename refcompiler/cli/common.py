@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import math
+from typing import Callable
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 
-__all__ = ["add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file"]
+__all__ = ["add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds"]
 
 
 def file_path(text: str) -> str:
@@ -38,3 +40,30 @@ def in_file(path: str, e: InvariantViolation) -> InvariantViolation:
     after pass P: IR-4: ...``), as ``refc check`` names the file on every line."""
     stage = f"{path}: {e.stage}" if e.stage else path
     return InvariantViolation(e.invariant, e.detail, names=e.names, context=e.context, stage=stage)
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"needs {minimum} or more, got {value}")
+        return value
+
+    parse.__name__ = f"whole number >= {minimum}"
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"needs a finite number of seconds above 0, got {text}")
+    return value

@@ -19,15 +19,16 @@ import sys
 from pathlib import Path
 
 from refcompiler.errors import UsageError
+from refcompiler.cli.common import positive_seconds, whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="run a fuzzing campaign; write a summary, JUnit XML and shrunk cases")
-    p.add_argument("--budget", type=_positive_float, default=None, metavar="SECONDS",
+    p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
                    help="stop after this many seconds (default 60, or none with --max-cases)")
-    p.add_argument("--max-cases", type=_positive_int, default=None, metavar="N", help="stop after N generated cases")
-    p.add_argument("--seed", type=_natural, default=0, metavar="N", help="campaign seed (default 0)")
-    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="stop after N generated cases")
+    p.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
+    p.add_argument("--workers", type=whole_number(1), default=None, metavar="N",
                    help="worker processes (default: all cores); 1 runs in this process")
     # dest differs from --mutant of other commands: the oracle installs the
     # mutant around the compiler only, never around the reference
@@ -38,36 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: every built-in one)")
     p.add_argument("--pipeline", metavar="SPEC", default="O2",
                    help="the pipeline under test, checked beside O0: O2, pass names, or module:attribute (default O2)")
-    p.add_argument("--max-nodes", type=_positive_int, default=10, metavar="N", help="largest generated graph (default 10)")
+    p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.set_defaults(func=run)
-
-
-def _positive_int(text: str) -> int:
-    value = _natural(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"needs at least 1, got {value}")
-    return value
-
-
-def _natural(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"needs 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"needs a positive number of seconds, got {text}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,16 +1,35 @@
-"""``refc mutants [--json]``: the mutant catalog (DESIGN §9)."""
+"""``refc mutants [--json]``: the mutant catalog (DESIGN §9).
+
+``refc mutants --score [--budget SECONDS] [--seeds K] [--json]`` measures the
+suite against each mutant: K campaigns with one worker (seeds 0..K-1), each
+stopping at its first kill; a mutant is killed when every campaign kills it.
+It reports the median time to the first failing case and the size of the
+shrunk case, beside the goals (under 10 s, at most 5 nodes). Exit 0 when every
+mutant is killed, 1 when one survives.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import statistics
+from typing import Any
 
-from refcompiler.mutants import CATALOG
+from refcompiler.cli.common import positive_seconds, whole_number
+from refcompiler.mutants import CATALOG, get
+
+GOAL_SECONDS = 10.0
+GOAL_NODES = 5
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mutants", help="list the mutants: deliberately wrong compilers the suite must kill")
-    p.add_argument("--json", action="store_true", help="print a JSON list of {name, component, bug_class, description}")
+    p = sub.add_parser("mutants", help="list the mutants (deliberately wrong compilers), or score the suite against them")
+    p.add_argument("--json", action="store_true", help="print JSON: the catalog as a list, or the score as {\"mutants\": [...]}")
+    p.add_argument("--score", action="store_true", help="run a campaign per mutant and report how fast each is killed")
+    p.add_argument("--budget", type=positive_seconds, default=10.0, metavar="SECONDS", help="time per campaign (default 10)")
+    p.add_argument("--seeds", type=whole_number(1), default=1, metavar="K", help="campaigns per mutant, seeds 0..K-1 (default 1)")
+    p.add_argument("--only", metavar="NAME", action="append", default=None, help="score only this mutant (repeatable)")
     p.set_defaults(func=run)
 
 
@@ -22,6 +41,8 @@ def catalog_rows() -> list[dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.score:
+        return _score(args)
     rows = catalog_rows()
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -31,3 +52,60 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         print(f"{r['name']:<{width}}  {r['component']:<{comp}}  {r['description']}")
     return 0
+
+
+def score(name: str, *, budget: float, seeds: int) -> dict[str, Any]:
+    """One mutant's score over ``seeds`` single-worker campaigns."""
+    from fuzz.campaign import score_mutant
+
+    runs = [score_mutant(name, budget=budget, seed=seed, workers=1) for seed in range(seeds)]
+    kills = [k for k in runs if k.failure is not None and k.seconds is not None]
+    # a campaign that survived counts as slower than any kill
+    times = sorted(k.seconds if k.failure is not None and k.seconds is not None else math.inf for k in runs)
+    median = statistics.median(times)
+    nodes = [k.failure.nodes for k in kills if k.failure is not None]
+    best = min(kills, key=lambda k: (k.failure.nodes, k.seconds)) if kills else None  # type: ignore[union-attr]
+    return {
+        "name": name,
+        "killed": len(kills) == len(runs),
+        "kills": len(kills),
+        "campaigns": len(runs),
+        "seconds_to_kill": None if math.isinf(median) else round(median, 3),
+        "shrunk_nodes": None if not nodes else int(statistics.median_low(nodes)),
+        "cases_to_kill": [k.cases for k in runs],
+        "signature": None if best is None or best.failure is None else str(best.failure.signature),
+        "case": None if best is None or best.failure is None else best.failure.case_doc,
+    }
+
+
+def _score(args: argparse.Namespace) -> int:
+    names = [get(n).name for n in args.only] if args.only else list(CATALOG)
+    results = []
+    for name in names:
+        row = score(name, budget=args.budget, seeds=args.seeds)
+        results.append(row)
+        if not args.json:
+            print(_line(row), flush=True)
+    survivors = [r["name"] for r in results if not r["killed"]]
+    if args.json:
+        print(json.dumps({"budget": args.budget, "seeds": args.seeds, "mutants": results}, indent=1))
+    else:
+        slow = [r["name"] for r in results if r["killed"] and r["seconds_to_kill"] > GOAL_SECONDS]
+        big = [r["name"] for r in results if r["killed"] and r["shrunk_nodes"] > GOAL_NODES]
+        print(
+            f"{len(results) - len(survivors)}/{len(results)} mutants killed"
+            f"; goals (median < {GOAL_SECONDS:g} s, shrunk case <= {GOAL_NODES} nodes) missed by: "
+            + (", ".join(sorted(set(slow) | set(big))) or "none")
+        )
+        if survivors:
+            print("survived: " + ", ".join(survivors))
+    return 1 if survivors else 0
+
+
+def _line(row: dict[str, Any]) -> str:
+    if not row["killed"]:
+        return f"{row['name']:<27} SURVIVED {row['campaigns'] - row['kills']}/{row['campaigns']} campaigns"
+    return (
+        f"{row['name']:<27} killed in {row['seconds_to_kill']:6.2f} s (median of {row['campaigns']})"
+        f"  shrunk to {row['shrunk_nodes']} nodes  [{row['signature']}]"
+    )

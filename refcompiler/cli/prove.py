@@ -28,7 +28,7 @@ import argparse
 import json
 from typing import Any
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.passes import resolve_pipeline
@@ -53,20 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="skip the verifier: decide from the raw effects of a possibly invalid graph",
     )
-    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS", help="time limit for Z3; past it the verdict is inconclusive")
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS", help="time limit for Z3; past it the verdict is inconclusive")
     p.add_argument("--pipeline", default="O0", metavar="P", help="pipeline that runs a counterexample's schedules (default O0)")
     add_mutant_argument(p)
     p.set_defaults(func=run)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"needs a finite number above 0, got {text}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ import argparse
 
 import numpy as np
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, file_path, in_file, load
+from refcompiler.cli.common import add_graph_argument, add_mutant_argument, file_path, in_file, load, whole_number
 from refcompiler.driver import add_compile_arguments, compile_from_args, run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph
@@ -41,22 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run the schedule-free reference interpreter instead of compiling",
     )
-    p.add_argument("--runs", type=_positive_int, default=1, metavar="N", help="run N times in a row (default 1)")
+    p.add_argument("--runs", type=whole_number(1), default=1, metavar="N", help="run N times in a row (default 1)")
     p.add_argument("--inputs", metavar="F.npz", type=file_path, help="initial values by storage name (placeholders, owned variables)")
     p.add_argument("--out", metavar="F.npz", type=file_path, help="write the final placeholders and owned variables here")
     add_mutant_argument(p)
     add_compile_arguments(p)
     p.set_defaults(func=run)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"needs at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ import inspect
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError, UsageError
 from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
 from refcompiler.plugins import load_attribute
@@ -140,6 +140,19 @@ def _verified(program: Program, stage: str) -> None:
         )
 
 
+def _apply(name: str, run: Pass, program: Program) -> object:
+    """Run one pass; a user's pass that raises is a finding about it (exit 1),
+    not a bug in refc. The built-in passes are trusted to raise only refc errors."""
+    if run in PASSES.values():
+        return run(program)
+    try:
+        return run(program)
+    except RefCompilerError:
+        raise
+    except Exception as e:
+        raise ExecutionError(f"pass {name} raised {type(e).__name__}: {e}") from None
+
+
 def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
     """Run ``passes`` in order, verifying the program first (as lowered) and after
     every pass. A violation is raised with its stage: ``after lowering`` or
@@ -147,7 +160,7 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
     ``program.passes``."""
     _verified(program, "after lowering")
     for name, run in passes:
-        result = run(program)
+        result = _apply(name, run, program)
         if not isinstance(result, Program):
             raise UsageError(f"pass {name} returned {type(result).__name__}, not a Program")
         program = replace(result, passes=(*program.passes, name))

@@ -319,9 +319,9 @@ def test_writing_a_constant_is_ir3(body: str) -> None:
 @pytest.mark.parametrize(
     "body,needle",
     [
-        ("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in acc)\n2: dealloc %a\n", "not by its owner running"),
-        ("0: copy running(@out out, @in acc)\n", "not by its owner running"),
-        ("0: view %v : float32[2, 2] (@in acc)\n", "not by its owner"),
+        ("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in acc)\n2: dealloc %a\n", "by the kernel a; only its owner's kernel running may"),
+        ("0: copy running(@out out, @in acc)\n", "by the copy running; only its owner's kernel running may"),
+        ("0: view %v : float32[2, 2] (@in acc)\n", "only its owner's kernel running may"),
         # the owner itself, but reading its state as an input
         ("0: alloc %a : float32[4] at 0\n1: kernel running = accumulate(@out %a, @in acc, @inout X)\n2: dealloc %a\n", "only @inout"),
     ],
