@@ -2,8 +2,11 @@
 
 Every ``OpKind`` must have a spec in ``specs.OPS`` with a shape rule, a kernel
 in ``refcompiler.kernels.KERNELS`` and a printer entry in
-``refcompiler.printer.OP_SYMBOLS``. (Later issues add the lowering and the
-generators to ``MEANINGS``.) Each check goes through a helper that is also
+``refcompiler.printer.OP_SYMBOLS``, a generator recipe in
+``fuzz.strategies.BUILDERS``, and a lowering: on its sample instance every op
+lowers to the instruction its spec says (a ``view``, a save ``copy``, or a
+``kernel`` with its results ``@out``, inputs ``@in`` and state ``@inout``) and
+the compiled program computes what the reference does. Each check goes through a helper that is also
 run on a deliberately broken table, so that the check itself is known to bite.
 Beyond presence: on a sample instance of every op, the kernel's results have
 exactly the types the shape rule promises, and the kernel writes none of its
@@ -23,6 +26,8 @@ from specs.ops import AttrKind
 from refcompiler.kernels import KERNELS, Kernel
 from refcompiler.printer import OP_SYMBOLS
 
+from fuzz.strategies import BUILDERS
+
 F32, I32 = Dtype.FLOAT32, Dtype.INT32
 
 # Every table that must hold an entry for every op.
@@ -30,6 +35,7 @@ MEANINGS: dict[str, Mapping[OpKind, object]] = {
     "spec (specs.OPS)": OPS,
     "kernel (refcompiler.kernels.KERNELS)": KERNELS,
     "printer entry (refcompiler.printer.OP_SYMBOLS)": OP_SYMBOLS,
+    "generator (fuzz.strategies.BUILDERS)": BUILDERS,
 }
 
 
@@ -239,3 +245,84 @@ def test_run_kernel_keeps_the_shape_rule_types_also_for_zero_dimensional_results
     (y,), _ = run_kernel(OpKind.REDUCE_SUM, [x], [], attrs)
     assert (y.shape, y.dtype) == (want.shape, np.float32) == ((), np.float32)
     assert y.flags.c_contiguous and float(y) == 15.0
+
+
+# ------------------------------------------------------------ lowering
+
+
+def sample_graph(kind: OpKind):  # type: ignore[no-untyped-def]
+    """``kind``'s sample as a graph: inputs from placeholders, state owned by the
+    node, every result saved (so that nothing is dead)."""
+    from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+
+    inputs, state, given = SAMPLES[kind]
+    storage = [
+        Storage(f"in{k}", StorageKind.PLACEHOLDER, tt.dtype, tt.shape or (1,), Init(seed=k, low=0, high=2) if tt.dtype is I32 else Init(seed=k))
+        for k, tt in enumerate(inputs)
+    ]
+    storage += [Storage(f"st{k}", StorageKind.OWNED, tt.dtype, tt.shape, Init(seed=10 + k), owner="n") for k, tt in enumerate(state)]
+    if kind is OpKind.SAVE:
+        storage.append(Storage("P", StorageKind.PLACEHOLDER, inputs[0].dtype, inputs[0].shape))
+    node = Node("n", kind, tuple(Ref(f"in{k}") for k in range(len(inputs))), tuple(f"st{k}" for k in range(len(state))), freeze_attrs(dict(given)))
+    nodes = [node]
+    results = OPS[kind].shape_rule(inputs, state, full_attrs(OPS[kind], given))
+    for k, tt in enumerate(results):
+        name = f"out{k}"
+        storage.append(Storage(name, StorageKind.PLACEHOLDER, tt.dtype, tt.shape))
+        nodes.append(Node(f"save{k}", OpKind.SAVE, (Ref("n", k if len(results) > 1 else None),), attrs=freeze_attrs({"target": name})))
+    return Graph(name=kind.value, storage=tuple(storage), nodes=tuple(nodes))
+
+
+def lowering_problems(kind: OpKind, program) -> list[str]:  # type: ignore[no-untyped-def]
+    """How the instruction of node ``n`` departs from what ``kind``'s spec says."""
+    from refcompiler.ir import Opcode, OperandKind
+
+    spec = OPS[kind]
+    mine = [i for i in program.instrs if i.name in ("n", "%n") and i.opcode is not Opcode.ALLOC and i.opcode is not Opcode.DEALLOC]
+    if len(mine) != 1:
+        return [f"node n lowers to {len(mine)} instructions"]
+    (instr,) = mine
+    want = Opcode.VIEW if spec.view else Opcode.COPY if kind is OpKind.SAVE else Opcode.KERNEL
+    if instr.opcode is not want:
+        return [f"lowers to {instr.opcode.value}, not {want.value}"]
+    if want is Opcode.KERNEL:
+        kinds = [o.kind for o in instr.operands]
+        n_in = len(SAMPLES[kind][0])
+        expected = [OperandKind.OUT] * len(spec.results) + [OperandKind.IN] * n_in + [OperandKind.INOUT] * len(spec.state)
+        if kinds != expected or instr.op is not kind:
+            return [f"operands {[k.value for k in kinds]}, spec says {[k.value for k in expected]}"]
+    return []
+
+
+@pytest.mark.parametrize("kind", list(OpKind), ids=lambda k: k.value)
+def test_every_op_lowers_as_its_spec_says_and_runs_like_the_reference(kind):
+    from refcompiler.driver import compile_graph, run_compiled
+    from refcompiler.lowering import lower
+    from refcompiler.reference import run_reference
+    from refcompiler.values import same_bits
+
+    graph = sample_graph(kind)
+    order = [n.name for n in graph.nodes]
+    assert lowering_problems(kind, lower(graph, order)) == []
+    want = run_reference(graph, runs=2)
+    for pipeline in ("O0", "O2"):
+        got = run_compiled(compile_graph(graph, pipeline=pipeline), runs=2)
+        assert all(same_bits(got[k], want[k]) for k in want), pipeline
+
+
+def test_lowering_check_catches_a_wrong_lowering():
+    from dataclasses import replace
+
+    from refcompiler.ir import Opcode, Operand, OperandKind
+    from refcompiler.lowering import lower
+
+    graph = sample_graph(OpKind.ACCUMULATE)
+    program = lower(graph, [n.name for n in graph.nodes])
+    # the state passed @in: the owner could not write it back
+    wrong = tuple(
+        replace(i, operands=tuple(Operand(OperandKind.IN, o.name) if o.kind is OperandKind.INOUT else o for o in i.operands))
+        if i.opcode is Opcode.KERNEL
+        else i
+        for i in program.instrs
+    )
+    assert lowering_problems(OpKind.ACCUMULATE, program.with_instrs(wrong)) != []

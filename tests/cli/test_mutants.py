@@ -1,0 +1,58 @@
+"""``refc mutants``: the catalog, ``--mutant`` on the commands, and the score."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from refcompiler.cli import main
+from refcompiler.mutants import CATALOG
+
+
+def refc(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse's own usage errors
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_json_catalog_lists_all_fourteen(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = refc(capsys, "mutants", "--json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) == 14 == len(CATALOG)
+    assert [r["name"] for r in rows] == list(CATALOG)
+    assert all(r["component"] and r["description"] and r["bug_class"] for r in rows)
+
+
+@pytest.mark.parametrize("command", [["check"], ["compile"], ["run"], ["prove"]])
+def test_an_unknown_mutant_is_bad_usage_listing_the_known(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    code, out, err = refc(capsys, *command, "examples/read_then_save.json", "--mutant", "no-such-bug")
+    assert code == 2 and out == ""
+    assert "unknown mutant 'no-such-bug'" in err and "sched-drop-save-war" in err and "Traceback" not in err
+
+
+def test_run_with_a_mutant_shows_the_bug_by_hand(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    good, bad = tmp_path / "good.npz", tmp_path / "bad.npz"
+    assert refc(capsys, "run", "examples/quantization_profile.json", "--out", str(good))[0] == 0
+    assert refc(capsys, "run", "examples/quantization_profile.json", "--mutant", "dce-drop-stateful", "--out", str(bad))[0] == 0
+    with np.load(good) as g, np.load(bad) as b:
+        assert g["hist"].sum() > 0 and b["hist"].sum() == 0  # the profile never ran
+
+
+def test_score_kills_a_mutant_and_reports_the_shrunk_case(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = refc(capsys, "mutants", "--score", "--only", "dce-drop-stateful", "--budget", "20", "--json")
+    (row,) = json.loads(out)["mutants"]
+    assert code == 0
+    assert row["name"] == "dce-drop-stateful" and row["killed"] is True
+    assert row["seconds_to_kill"] is not None and row["shrunk_nodes"] <= 5
+    assert row["case"]["mutant"] == "dce-drop-stateful" and row["case"]["expect"] == "pass"
+
+
+def test_score_with_an_unknown_name_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = refc(capsys, "mutants", "--score", "--only", "nope")
+    assert code == 2 and "unknown mutant" in err
