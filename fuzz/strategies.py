@@ -105,6 +105,7 @@ class _Builder:
         self.saved: set[str] = set()  # placeholders that have their save
         self.id_high: dict[str, int] = {}  # int32 placeholder -> bound of its values
         self.users: set[str] = set()  # nodes whose results some node reads
+        self.keep: set[str] = set()  # nodes whose unread results the final step saves
 
     # -- names --------------------------------------------------------------
     def node_name(self, kind: OpKind) -> str:
@@ -152,9 +153,9 @@ class _Builder:
     def pick(self, want: Callable[[Value], bool], fresh: Callable[[], Value] | None) -> Value:
         """The result of ``fresh()`` (one time in three), or an existing value
         satisfying ``want``: node results first, most recent first (chains of
-        activations are what buffer sharing works on), then storage. Shrinking
-        goes to fresh storage, which cuts the node loose from earlier ones so
-        that they can be deleted."""
+        activations are what buffer sharing works on; see also
+        ``activation``), then storage. Shrinking goes to fresh storage, which
+        cuts the node loose from earlier ones so that they can be deleted."""
         ok = [v for v in reversed(self.values) if want(v)]
         cands = [v for v in ok if v.storage is None] + [v for v in ok if v.storage is not None]
         if fresh is not None and (not cands or self.draw(_FRESH)):
@@ -163,8 +164,32 @@ class _Builder:
             raise _NoOperand()
         return cands[self.draw(st.integers(0, len(cands) - 1))]
 
-    def shape(self, *, min_rank: int = 1, max_rank: int = MAX_RANK) -> tuple[int, ...]:
-        return tuple(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=min_rank, max_size=max_rank)))
+    def activation(self, want: Callable[[Value], bool], make: Callable[[], Value], otherwise: Callable[[], Value]) -> Value:
+        """An operand that is, most of the time, a node result (an activation:
+        the only values buffer sharing may overwrite) satisfying ``want``,
+        most recent first; ``make()`` when there is none. Otherwise (and
+        when shrinking: index 0) ``otherwise()``, fresh storage included."""
+        if not self.draw(_ACTIVATION):
+            return otherwise()
+        acts = [v for v in reversed(self.values) if v.storage is None and want(v)]
+        if not acts:
+            return make()
+        return acts[self.draw(st.integers(0, len(acts) - 1))]
+
+    def produced(self, t: TensorType, enabled: list[OpKind]) -> Value:
+        """A new activation of type ``t`` (float): an elementwise op of the
+        enabled set (``neg`` when none is) on fresh storage."""
+        ops = [k for k in _UNARY if k in enabled and k is not OpKind.IDENTITY] or [OpKind.NEG]
+        kind = self.draw(st.sampled_from(ops))
+        self.add_node(kind, [self.fresh(t)])
+        return self.values[-1]
+
+    def shape(self, *, min_rank: int = 1, max_rank: int = MAX_RANK, first: int = 1) -> tuple[int, ...]:
+        """A shape; ``first``: the least size of the first axis."""
+        dims = list(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=min_rank, max_size=max_rank)))
+        if dims and dims[0] < first:
+            dims[0] = self.draw(st.integers(first, MAX_DIM))
+        return tuple(dims)
 
     def any_float(self, *, min_rank: int = 0) -> Value:
         return self.pick(lambda v: v.is_float and v.rank >= min_rank, lambda: self.fresh(TensorType(self.shape(), F32)))
@@ -200,6 +225,9 @@ class _Builder:
         results = spec.shape_rule([v.type for v in inputs], state_types, _attr_values(spec, node))
         self.nodes.append(node)
         self.users.update(v.ref.name for v in inputs)
+        # drawn with the node, not after the whole graph (see _SAVE_SINK)
+        if results and self.draw(_SAVE_SINK):
+            self.keep.add(node.name)
         multi = len(results) > 1
         high = _int_bound(kind, inputs)
         for k, t in enumerate(results):
@@ -296,8 +324,21 @@ def _build_unary_any(b: _Builder, kind: OpKind) -> None:
     b.add_node(kind, [b.any_value()])
 
 
+def _moves_along_first_axis(v: Value) -> bool:
+    """Whether a stencil along the first axis (roll) moves elements of ``v``:
+    with a first axis of size 1 it is the identity, and hides in-place bugs."""
+    return v.rank >= 1 and v.type.shape[0] >= 2
+
+
 def _build_roll(b: _Builder, kind: OpKind) -> None:
-    b.add_node(kind, [b.any_value(min_rank=1)])
+    # mostly an activation whose first axis roll actually moves along: a
+    # stencil must not run in place, and only an activation could
+    x = b.activation(
+        _moves_along_first_axis,
+        lambda: b.fresh(TensorType(b.shape(first=2), F32)),
+        lambda: b.any_value(min_rank=1),
+    )
+    b.add_node(kind, [x])
 
 
 def _build_matmul(b: _Builder, kind: OpKind) -> None:
@@ -491,9 +532,16 @@ def _build_diamond(b: _Builder, enabled: list[OpKind]) -> None:
         return
     unary = [k for k in _UNARY if k in enabled] or [OpKind.NEG]
     binary = [k for k in _BINARY if k in enabled] or [OpKind.ADD]
-    x = b.any_float(min_rank=1)
-    # a view half the time: reads through a view are what sharing easily misses
-    view = OpKind.RESHAPE in enabled and b.draw(st.booleans())
+    # mostly an activation: only those may be overwritten in place (a fourth
+    # node makes one when there is none and room is left)
+    room = len(b.nodes) + 4 <= b.max_nodes
+    x = b.activation(
+        lambda v: v.is_float and v.rank >= 1,
+        (lambda: b.produced(TensorType(b.shape(), F32), enabled)) if room else (lambda: b.fresh(TensorType(b.shape(), F32))),
+        lambda: b.any_float(min_rank=1),
+    )
+    # a view two times in three: reads through a view are what sharing easily misses
+    view = OpKind.RESHAPE in enabled and b.draw(_VIEW)
     left_kind = OpKind.RESHAPE if view else b.draw(st.sampled_from(unary))
     attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
     left = b.add_node(left_kind, [x], attrs=attrs)
@@ -517,7 +565,13 @@ def _build_chain(b: _Builder, enabled: list[OpKind]) -> None:
     length = b.draw(st.integers(2, 3))
     if len(b.nodes) + length > b.max_nodes:
         return
-    x = b.any_float(min_rank=1)
+    # mostly an activation whose first axis a stencil moves along: the first
+    # op of the chain may then overwrite it in place too
+    x = b.activation(
+        lambda v: v.is_float and _moves_along_first_axis(v),
+        lambda: b.fresh(TensorType(b.shape(first=2), F32)),
+        lambda: b.any_float(min_rank=1),
+    )
     for _ in range(length):
         kind = b.draw(st.sampled_from(ops))
         if kind in (OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE) and x.rank == 0:
@@ -547,12 +601,13 @@ class _Only:
 
 
 def _build_outputs(b: _Builder) -> None:
-    """Save some results no node reads (rank >= 1) into placeholders."""
+    """Save results no node reads (rank >= 1) into placeholders, those of
+    the nodes drawn to keep."""
     sinks = [v for v in b.values if v.storage is None and v.ref.name not in b.users and v.rank >= 1]
     for v in sinks:
         if len(b.nodes) >= b.max_nodes:
             return
-        if b.draw(_SAVE_SINK):
+        if v.ref.name in b.keep:
             b.save(v, _save_target(b, v))
 
 
@@ -620,8 +675,26 @@ def graphs(
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
 _FRESH = st.sampled_from([True, False, False])
 
-# Whether the final step saves an unused result: two in three, shrinking to no.
+# Whether the final step saves an unused result: two in three, shrinking to
+# no. Drawn with each node, not after the whole graph: a choice drawn after a
+# whole graph leans towards its first option (Hypothesis replays parts of
+# earlier examples, and a choice that no longer fits becomes the simplest
+# one), so that many graphs would end as dead code, which graph DCE removes
+# before any pass could get it wrong; and deleting a move deletes its flag.
 _SAVE_SINK = st.sampled_from([False, True, True])
+
+# Whether a diamond's, a chain's or a stencil's input must be an activation: three in
+# four, shrinking to any operand.
+_ACTIVATION = st.sampled_from([False, True, True, True])
+
+# Whether a diamond's left branch is a view (when reshape is enabled).
+_VIEW = st.sampled_from([False, True, True])
+
+# Swarm: whether to disable a feature. The patterns that build hazards
+# (diamonds, chains, placeholders read and saved) are kept three times in
+# four, the others half the time; shrinking (to False) enables everything.
+_DROP_PATTERN = st.sampled_from([False, False, False, True])
+_PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
 
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
 _MORE = st.sampled_from([False] + [True] * 7)
@@ -632,13 +705,13 @@ def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, 
     # Swarm: each op or feature is *disabled* by a True draw, so shrinking
     # (towards False) enables everything and then picks the table's first ops.
     enabled = [k for k in universe if not (swarm and draw(st.booleans()))] or list(universe)
-    features = frozenset(f for f in feats if not (swarm and draw(st.booleans())))
+    features = frozenset(f for f in feats if not (swarm and draw(_DROP_PATTERN if f in _PATTERNS else st.booleans())))
     b = _Builder(draw, features, max_nodes)
     # a diamond counts as two moves' worth of choice: it is three nodes of structure
     moves: list[OpKind | Feature] = list(enabled)
     for pattern in (Feature.DIAMOND, Feature.CHAIN):
         if pattern in features:
-            moves += [pattern, pattern]
+            moves += [pattern] * 3
     # The final step saves unused results (what is not saved is dead code, which
     # graph DCE removes before any pass could get it wrong); leave it room.
     outputs = OpKind.SAVE in universe
@@ -682,9 +755,11 @@ def invalid_graphs(invariant: str, *, max_nodes: int = 8) -> st.SearchStrategy[G
 
 @st.composite
 def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
+    # the flavour first: a choice drawn after a whole graph leans towards its
+    # first option (Hypothesis replays parts of earlier examples, and a choice
+    # that no longer fits becomes the simplest one); each flavour gets its share
+    breaker = draw(st.sampled_from(_BREAKERS[invariant]))
     graph = draw(graphs(max_nodes=max_nodes))
-    breakers = _BREAKERS[invariant]
-    breaker = draw(st.sampled_from(breakers))
     return breaker(_Editor(draw, graph))
 
 

@@ -96,3 +96,18 @@ def test_the_console_script_prints_the_ir() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "@inout minmax, @inout hist" in done.stdout and "peak_bytes" in done.stdout
+
+
+def test_o2_keeps_state_inout_and_lowers_the_peak_where_sharing_applies(capsys) -> None:  # type: ignore[no-untyped-def]
+    peaks = {}
+    for path in EXAMPLES:
+        for pipeline in ("O0", "O2"):
+            code, out, _ = refc(capsys, "compile", path, "--pipeline", pipeline)
+            assert code == 0
+            for node in load_graph(path).nodes:
+                if node.state:
+                    line = next(l for l in out.splitlines() if f"kernel  {node.name} = " in l)
+                    assert all(f"@inout {s}" in line for s in node.state), (pipeline, line)
+            peaks[path.stem, pipeline] = parse_program(out).peak_bytes
+    lower = [stem for stem, pipeline in peaks if pipeline == "O2" and peaks[stem, "O2"] < peaks[stem, "O0"]]
+    assert "embedding_update" in lower, peaks

@@ -44,17 +44,21 @@ def test_every_op_of_the_spec_table_has_a_generator():
     assert set(BUILDERS) == set(OPS)
 
 
-def _sweep(n: int = 250) -> list:
-    """A deterministic batch of generated graphs."""
+def _sweep(n: int = 250, run: int = 50) -> list:
+    """A deterministic batch of generated graphs, drawn the way a campaign
+    draws them: several short Hypothesis runs of ``run`` examples (within one
+    run, many examples are near copies of earlier ones: Hypothesis mutates
+    what it generated, so one long run sees fewer distinct graphs)."""
     out = []
+    for k in range(n // run):
 
-    @seed(20240601)
-    @settings(max_examples=n, database=None, derandomize=False, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-    @given(graphs())
-    def collect(graph):
-        out.append(graph)
+        @seed(20240601 + k)
+        @settings(max_examples=run, database=None, derandomize=False, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        @given(graphs())
+        def collect(graph):
+            out.append(graph)
 
-    collect()
+        collect()
     return out
 
 
