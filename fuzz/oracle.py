@@ -35,7 +35,7 @@ import numpy as np
 from specs import OpKind
 
 from refcompiler.deps import check_schedule
-from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.driver import compile_graph, fit_schedule, run_compiled
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph, StorageKind
 from refcompiler.mutants import activate
@@ -283,26 +283,11 @@ def _compare(graph: Graph, want: Runs, got: Runs, pipeline: str, choice: Schedul
     return None
 
 
-def _fit(original: Graph, prepared: Graph, order: Sequence[str]) -> tuple[str, ...]:
-    """An order of ``original``'s nodes made an order of ``prepared``, as
-    ``compile_graph`` documents it: nodes dead-code elimination removed are
-    dropped; copies that break save cycles go right after the last of their
-    data inputs (first when they have none)."""
-    out = [n for n in order if n in prepared.node_by_name]
-    for node in prepared.nodes:
-        if node.name in original.node_by_name:
-            continue
-        inputs = {r.name for r in node.inputs}
-        at = max((i + 1 for i, n in enumerate(out) if n in inputs), default=0)
-        out.insert(at, node.name)
-    return tuple(out)
-
-
 def legal_on_correct_compiler(graph: Graph, order: Sequence[str]) -> bool:
     """Whether the correct compiler accepts ``order`` (an order of ``graph``'s
     nodes, fitted as ``compile_graph`` documents) for ``graph``."""
     prepared = schedulable(graph)
-    return _legal(prepared, _fit(graph, prepared, order)) is None
+    return _legal(prepared, fit_schedule(graph, prepared, order)) is None
 
 
 def _run_pipeline(
@@ -319,7 +304,7 @@ def _run_pipeline(
     used against the correct model, run twice and compare with the reference.
     ``prepared``: ``schedulable(graph)`` outside the mutant."""
     given = None if choice.order is None else tuple(n for n in choice.order if n in graph.node_by_name)
-    illegal = None if given is None else _legal(prepared, _fit(graph, prepared, given))
+    illegal = None if given is None else _legal(prepared, fit_schedule(graph, prepared, given))
     where = {"pipeline": pipeline, "schedule": choice}
     try:
         with activate(mutant):

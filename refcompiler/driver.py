@@ -31,7 +31,7 @@ from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import bind_inputs
 from refcompiler.verifier import verify
 
-__all__ = ["Compiled", "compile_graph", "run_compiled", "add_compile_arguments", "compile_from_args"]
+__all__ = ["Compiled", "compile_graph", "run_compiled", "add_compile_arguments", "compile_from_args", "fit_schedule"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def compile_graph(
         pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
         order = _names(_call_user(pick, "scheduler", scheduled, deps, seed))
     else:
-        order = _fit(graph, scheduled, _names(schedule))
+        order = fit_schedule(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
     program = run_pipeline(lower(scheduled, order), resolve_pipeline(pipeline))
     return Compiled(graph=scheduled, schedule=order, program=allocate(program))
@@ -108,7 +108,7 @@ def _call_user(fn: Callable[..., object], what: str, *args: object) -> object:
         raise ExecutionError(f"the {what} {name} raised {type(e).__name__}: {e}") from None
 
 
-def _fit(original: Graph, scheduled: Graph, order: tuple[str, ...]) -> tuple[str, ...]:
+def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tuple[str, ...]:
     """``order`` (for ``original``) made an order of ``scheduled``: nodes ``dce``
     removed are dropped; nodes ``break_save_cycles`` added go right after the
     last of their data inputs (first, if they have none)."""

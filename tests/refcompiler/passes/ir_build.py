@@ -69,3 +69,19 @@ def program(
 def opcodes_and_names(p: Program) -> list[tuple[str, str]]:
     """A compact view of a program for assertions."""
     return [(i.opcode.value, i.name) for i in p.instrs]
+
+
+def verified(pass_fn, p: Program) -> Program:  # type: ignore[no-untyped-def]
+    """``pass_fn(p)``, with the IR verifier run on its input and on its output."""
+    from refcompiler.ir_verifier import verify_program
+
+    verify_program(p)
+    out = pass_fn(p)
+    verify_program(out)
+    return out
+
+
+def operands(p: Program, name: str) -> list[str]:
+    """The operand names of the kernel or copy named ``name``."""
+    (instr,) = [i for i in p.instrs if i.name == name and i.opcode in (Opcode.KERNEL, Opcode.COPY)]
+    return [o.name for o in instr.operands]

@@ -10,6 +10,7 @@ from refcompiler.ir_verifier import verify_program
 from refcompiler.passes.dead_store_elimination import dead_store_elimination, is_observable
 from refcompiler.variants import installed
 from tests.refcompiler.passes.ir_build import (
+    verified,
     F2,
     F8,
     F22,
@@ -30,10 +31,7 @@ BUFFERS = [placeholder("A"), placeholder("B"), const("W"), owned("M", "prof", F2
 
 
 def dse(p: Program) -> Program:
-    verify_program(p)
-    out = dead_store_elimination(p)
-    verify_program(out)
-    return out
+    return verified(dead_store_elimination, p)
 
 
 def data_names(p: Program) -> list[str]:

@@ -8,10 +8,11 @@ from dataclasses import replace
 from specs import OpKind
 
 from refcompiler.ir import Opcode, Program
-from refcompiler.ir_verifier import verify_program
 from refcompiler.passes.eliminate_copies import eliminate_copies, placeholder_read_after
 from refcompiler.variants import installed
 from tests.refcompiler.passes.ir_build import (
+    verified,
+    operands,
     F22,
     alloc,
     const,
@@ -30,15 +31,7 @@ BUFFERS = [placeholder("A"), placeholder("B"), const("W"), owned("S", "acc")]
 
 
 def eliminated(p: Program) -> Program:
-    verify_program(p)
-    out = eliminate_copies(p)
-    verify_program(out)
-    return out
-
-
-def operands(p: Program, name: str) -> list[str]:
-    (instr,) = [i for i in p.instrs if i.name == name and i.opcode in (Opcode.KERNEL, Opcode.COPY)]
-    return [o.name for o in instr.operands]
+    return verified(eliminate_copies, p)
 
 
 def read_then_save(reader_first: bool) -> Program:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from specs import OpKind
 
-from refcompiler.ir import Opcode, Program
+from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations, verify_program
 from refcompiler.passes.share_buffers import allowed_inputs, aliases, may_reuse, read_later, share_buffers
 from refcompiler.variants import installed
 from tests.refcompiler.passes.ir_build import (
+    verified,
+    operands,
     F4,
     F22,
     alloc,
@@ -29,15 +31,7 @@ BUFFERS = [placeholder("A"), placeholder("B"), const("W"), owned("S", "acc")]
 
 
 def shared(p: Program) -> Program:
-    verify_program(p)
-    out = share_buffers(p)
-    verify_program(out)
-    return out
-
-
-def kernel_operands(p: Program, name: str) -> list[str]:
-    (instr,) = [i for i in p.instrs if i.name == name and i.opcode in (Opcode.KERNEL, Opcode.COPY)]
-    return [o.name for o in instr.operands]
+    return verified(share_buffers, p)
 
 
 def chain() -> Program:
@@ -57,7 +51,7 @@ def chain() -> Program:
 
 def test_result_takes_over_a_dead_input():
     out = shared(chain())
-    assert kernel_operands(out, "r") == ["%a", "%a"]
+    assert operands(out, "r") == ["%a", "%a"]
     assert opcodes_and_names(out) == [
         ("alloc", "%a"),
         ("kernel", "a"),
@@ -75,8 +69,8 @@ def test_no_sharing_when_the_input_is_read_later():
     instrs.insert(7, dealloc("%a"))
     p = p.with_instrs(instrs)
     out = shared(p)
-    assert kernel_operands(out, "r") == ["%r", "%a"]
-    assert kernel_operands(out, "late") == ["%a", "%a"]  # the last reader may take it over
+    assert operands(out, "r") == ["%r", "%a"]
+    assert operands(out, "late") == ["%a", "%a"]  # the last reader may take it over
 
 
 def test_no_sharing_when_a_view_of_the_input_is_read_later():
@@ -96,11 +90,11 @@ def test_no_sharing_when_a_view_of_the_input_is_read_later():
         saves=(save("save", "B", "r"),),
     )
     out = shared(p)
-    assert kernel_operands(out, "r") == ["%r", "%a"]
+    assert operands(out, "r") == ["%r", "%a"]
     # the mutant share-ignore-views: aliases that see no views
     with installed({aliases: lambda program, name: frozenset({name})}):
         wrong = share_buffers(p)
-    assert kernel_operands(wrong, "r") == ["%a", "%a"]
+    assert operands(wrong, "r") == ["%a", "%a"]
 
 
 def test_input_through_a_view_whose_origin_is_read_later():
@@ -120,7 +114,7 @@ def test_input_through_a_view_whose_origin_is_read_later():
         dealloc("%r"),
         saves=(save("save", "B", "r"),),
     )
-    assert kernel_operands(shared(p), "r") == ["%r", "v"]
+    assert operands(shared(p), "r") == ["%r", "v"]
 
 
 def test_sharing_into_a_view_renames_the_result_to_the_view():
@@ -137,8 +131,8 @@ def test_sharing_into_a_view_renames_the_result_to_the_view():
         saves=(save("save", "B", "r"),),
     )
     out = shared(p)
-    assert kernel_operands(out, "r") == ["v", "v"]
-    assert kernel_operands(out, "save") == ["B", "v"]
+    assert operands(out, "r") == ["v", "v"]
+    assert operands(out, "save") == ["B", "v"]
 
 
 def test_never_a_module_buffer():
@@ -166,7 +160,7 @@ def test_share_into_placeholder_variant_is_consulted():
     )
     with installed({may_reuse: lambda program, name: name not in ("W", "S")}):
         wrong = share_buffers(p)
-    assert kernel_operands(wrong, "r") == ["A", "A"]
+    assert operands(wrong, "r") == ["A", "A"]
     assert {v.invariant for v in program_violations(wrong)} == {"IR-4"}
 
 
@@ -204,11 +198,11 @@ def test_in_place_list_per_result():
         saves=(save("save", "B", "y"),),
     )
     out = shared(p)
-    assert kernel_operands(out, "x") == ["%s", "%a", "%a", "%b"]  # d took a; s kept its own
+    assert operands(out, "x") == ["%s", "%a", "%a", "%b"]  # d took a; s kept its own
     # the mutant share-any-input: every input allowed for every result
     with installed({allowed_inputs: lambda instr, k: (0, 1)}):
         wrong = share_buffers(p)
-    assert kernel_operands(wrong, "x") == ["%a", "%b", "%a", "%b"]
+    assert operands(wrong, "x") == ["%a", "%b", "%a", "%b"]
     assert "IR-6" in [v.invariant for v in program_violations(wrong)]
 
 
@@ -280,7 +274,7 @@ def test_input_used_twice_in_allowed_positions():
         dealloc("%y"),
         saves=(save("save", "B", "y"),),
     )
-    assert kernel_operands(shared(p), "y") == ["%a", "%a", "%a"]
+    assert operands(shared(p), "y") == ["%a", "%a", "%a"]
 
 
 def test_input_used_twice_in_a_position_not_allowed():
@@ -305,8 +299,8 @@ def test_input_used_twice_in_a_position_not_allowed():
         saves=(save("save", "B", "y"),),
     )
     out = shared(p)
-    assert kernel_operands(out, "x") == ["%w", "%v", "%a", "%g", "%a"]
-    assert kernel_operands(out, "y") == ["%w", "%w", "W"]  # the later add does share
+    assert operands(out, "x") == ["%w", "%v", "%a", "%g", "%a"]
+    assert operands(out, "y") == ["%w", "%w", "W"]  # the later add does share
 
 
 def test_never_two_results_on_one_buffer():
@@ -329,7 +323,7 @@ def test_never_two_results_on_one_buffer():
     )
     with installed({allowed_inputs: lambda instr, k: (0, 1)}):
         out = share_buffers(p)
-    assert kernel_operands(out, "x") == ["%a", "%d", "%a", "W"]
+    assert operands(out, "x") == ["%a", "%d", "%a", "W"]
 
 
 def test_read_later_variant_is_consulted():
@@ -347,11 +341,11 @@ def test_read_later_variant_is_consulted():
         dealloc("%late"),
         saves=(save("save", "B", "late"),),
     )
-    assert kernel_operands(shared(p), "r") == ["%r", "%a"]
+    assert operands(shared(p), "r") == ["%r", "%a"]
     # the mutant share-ignore-later-reads
     with installed({read_later: lambda program, index, name: False}):
         wrong = share_buffers(p)
-    assert kernel_operands(wrong, "r") == ["%a", "%a"]
+    assert operands(wrong, "r") == ["%a", "%a"]
     verify_program(wrong)  # statically fine: only running it shows late reads relu(a), not a
 
 
@@ -379,7 +373,7 @@ def test_chain_of_in_place_candidates_and_deallocs():
         ("copy", "save"),
         ("dealloc", "%a"),
     ]
-    assert kernel_operands(out, "c") == ["%a", "%a"]
+    assert operands(out, "c") == ["%a", "%a"]
 
 
 def test_a_result_already_shared_is_not_shared_again():
@@ -400,7 +394,7 @@ def test_a_result_already_shared_is_not_shared_again():
         saves=(save("save", "B", "c"),),
     )
     once = shared(p)
-    assert kernel_operands(once, "c") == ["%b", "%b", "%a"]
+    assert operands(once, "c") == ["%b", "%b", "%a"]
     assert shared(once) == once
 
 

@@ -18,7 +18,7 @@ from refcompiler.proofs import proof as proof_module
 from refcompiler.proofs import reach
 from refcompiler.proofs.conflicts import Decision, Order, prepare
 from refcompiler.proofs.scale import large_graph
-from tests.refcompiler.proofs.graphs import graph, node, save, storage
+from tests.refcompiler.proofs.graphs import graph, node, storage
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
