@@ -11,6 +11,9 @@ Edits, smallest result first:
   placeholder of the same type instead; its owned state goes with it;
 - ``bypass_node``: remove a node whose users can read one of its inputs
   instead (same type), keeping the graph's storage structure;
+- ``collapse_view``: a reshape of a reshape reads the inner one's input
+  directly (a reshape keeps the element order, so the value is the same), and
+  the inner one goes when nothing else reads it;
 - ``drop_storage``: remove storage that nothing refers to.
 
 It repeats until no edit is kept (a local minimum: removing any single node
@@ -30,7 +33,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
 from refcompiler.verifier import infer_types, violations
 
-__all__ = ["reduce_graph", "graph_size", "drop_node", "bypass_node", "drop_storage", "candidates"]
+__all__ = ["reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates"]
 
 
 def graph_size(graph: Graph) -> tuple[int, int, int]:
@@ -111,6 +114,20 @@ def bypass_node(graph: Graph, name: str) -> Iterator[Graph]:
         yield replace(graph, nodes=tuple(nodes))
 
 
+def collapse_view(graph: Graph, name: str) -> Graph | None:
+    """``graph`` with reshape ``name`` reading the input of the reshape it reads,
+    without that inner reshape when nothing else reads it; ``None`` when
+    ``name`` is not a reshape of a reshape or the graph would not shrink."""
+    node = graph.node_by_name[name]
+    inner = graph.node_by_name.get(node.inputs[0].name) if node.op is OpKind.RESHAPE and node.inputs else None
+    if inner is None or inner.op is not OpKind.RESHAPE or not inner.inputs:
+        return None
+    nodes = [replace(n, inputs=(inner.inputs[0],)) if n.name == name else n for n in graph.nodes]
+    if any(r.name == inner.name for n in nodes for r in n.inputs):
+        return None
+    return replace(graph, nodes=tuple(n for n in nodes if n.name != inner.name))
+
+
 def drop_storage(graph: Graph, name: str) -> Graph | None:
     """``graph`` without storage ``name``, if nothing refers to it."""
     for n in graph.nodes:
@@ -128,6 +145,9 @@ def candidates(graph: Graph) -> Iterator[Graph]:
         if dropped is not None:
             yield dropped
         yield from bypass_node(graph, node.name)
+        collapsed = collapse_view(graph, node.name)
+        if collapsed is not None:
+            yield collapsed
     for s in reversed(graph.storage):
         dropped = drop_storage(graph, s.name)
         if dropped is not None:

@@ -11,7 +11,7 @@ from refcompiler.graph import StorageKind
 from refcompiler.graph_json import graph_from_doc
 from refcompiler.verifier import violations
 
-from fuzz.shrink import breaks_only, bypass_node, candidates, drop_node, drop_storage, reduce_graph, valid
+from fuzz.shrink import breaks_only, bypass_node, candidates, collapse_view, drop_node, drop_storage, reduce_graph, valid
 from fuzz.strategies import graphs, invalid_graphs
 
 
@@ -64,6 +64,34 @@ def test_bypass_node_reads_the_input_instead():
     (g,) = list(bypass_node(_chain(), "a"))
     assert valid(g) and g.node_by_name["run"].inputs[0].name == "x"
     assert list(bypass_node(_chain(), "t")) == []  # transpose changes the type
+
+
+def test_collapse_view_reads_through_a_chain_of_reshapes():
+    from refcompiler.reference import run_reference
+    from refcompiler.values import same_bits
+
+    g = graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "name": "views",
+            "storage": [
+                {"name": "x", "kind": "placeholder", "dtype": "float32", "shape": [2, 3], "init": {"seed": 1}},
+                {"name": "out", "kind": "placeholder", "dtype": "float32", "shape": [6]},
+            ],
+            "nodes": [
+                {"name": "a", "op": "reshape", "inputs": ["x"], "attrs": {"shape": [3, 2]}},
+                {"name": "b", "op": "reshape", "inputs": ["a"], "attrs": {"shape": [6, 1]}},
+                {"name": "c", "op": "reshape", "inputs": ["b"], "attrs": {"shape": [6]}},
+                {"name": "s", "op": "save", "inputs": ["c"], "attrs": {"target": "out"}},
+            ],
+        }
+    )
+    collapsed = collapse_view(g, "c")
+    assert collapsed is not None and valid(collapsed)
+    assert [n.name for n in collapsed.nodes] == ["a", "c", "s"] and collapsed.node_by_name["c"].inputs[0].name == "a"
+    assert same_bits(run_reference(collapsed)["out"], run_reference(g)["out"])
+    assert collapse_view(g, "a") is None  # reads storage, not a reshape
+    assert collapse_view(_chain(), "t") is None  # not a reshape
 
 
 def test_drop_storage_only_drops_what_nothing_uses():
