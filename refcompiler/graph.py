@@ -141,14 +141,6 @@ class Graph:
     def saves(self) -> Iterator[Node]:
         return (n for n in self.nodes if n.op is OpKind.SAVE)
 
-    def users(self) -> dict[str, list[Node]]:
-        """For each node or storage name, the nodes that name it among their inputs (once each)."""
-        out: dict[str, list[Node]] = {n: [] for n in [*self.storage_by_name, *self.node_by_name]}
-        for node in self.nodes:
-            for name in dict.fromkeys(r.name for r in node.inputs):
-                out.setdefault(name, []).append(node)
-        return out
-
     def with_nodes(self, nodes: tuple[Node, ...]) -> "Graph":
         return replace(self, nodes=tuple(nodes))
 

@@ -21,7 +21,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from specs import Dtype, OpKind, TensorType
+from specs import OpKind, TensorType
 
 from refcompiler.graph import Init
 
@@ -144,7 +144,3 @@ class Program:
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
         """A new program with other instructions; allocation results are dropped."""
         return replace(self, instrs=tuple(instrs), offsets=(), peak_bytes=None)
-
-
-def tensor_type(shape: tuple[int, ...], dtype: Dtype) -> TensorType:
-    return TensorType(tuple(shape), dtype)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 from refcompiler.errors import UsageError
 from refcompiler.variants import installed
 
-__all__ = ["Mutant", "CATALOG", "activate", "get", "names"]
+__all__ = ["Mutant", "CATALOG", "activate", "get"]
 
 
 @dataclass(frozen=True)
@@ -148,15 +148,14 @@ def _dce_drop_stateful() -> dict[Any, Callable[..., Any]]:
 
 def _lower_state_no_writeback() -> dict[Any, Callable[..., Any]]:
     from refcompiler import lowering
-    from refcompiler.ir import Instr, Opcode, Operand, OperandKind, tensor_type
+    from refcompiler.ir import Instr, Opcode, Operand, OperandKind
 
     def lower_state_operands(node: Any, buffers: Any, fresh: Callable[[str], str]) -> Any:
         operands, before = [], []
         for name in node.state:
             buffer = buffers[name]
             temp = fresh(f"%{node.name}.{name}")
-            t = tensor_type(buffer.type.shape, buffer.type.dtype)
-            before.append(Instr(Opcode.ALLOC, temp, (Operand(OperandKind.OUT, temp),), type=t))
+            before.append(Instr(Opcode.ALLOC, temp, (Operand(OperandKind.OUT, temp),), type=buffer.type))
             before.append(Instr(Opcode.COPY, node.name, (Operand(OperandKind.OUT, temp), Operand(OperandKind.IN, name))))
             operands.append(Operand(OperandKind.INOUT, temp))
         # the owner updates the copy; nothing writes it back to the owned buffer
@@ -198,10 +197,6 @@ _TABLE = (
 )
 
 CATALOG: dict[str, Mutant] = {m.name: m for m in _TABLE}
-
-
-def names() -> list[str]:
-    return list(CATALOG)
 
 
 def get(name: str) -> Mutant:

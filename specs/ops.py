@@ -123,10 +123,6 @@ class OpSpec:
     def name(self) -> str:
         return self.kind.value
 
-    @property
-    def has_state(self) -> bool:
-        return bool(self.state)
-
     def attr(self, name: str) -> AttrSpec:
         for a in self.attrs:
             if a.name == name:
