@@ -15,21 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from refcompiler.cli import main
+from tests.cli.inprocess import refc
 
 ROOT = Path(__file__).resolve().parents[2]
 SGD = ROOT / "examples" / "sgd_momentum.json"
 READ_THEN_SAVE = ROOT / "examples" / "read_then_save.json"
 
 
-def refc(capsys, *argv: object) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own usage errors
-        code = e.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 def graph_with_value(tmp_path: Path, value_text: str) -> Path:

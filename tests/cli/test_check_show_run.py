@@ -17,12 +17,13 @@ import pytest
 
 from specs import OpKind
 
-from refcompiler.cli import COMMANDS, main
+from refcompiler.cli import COMMANDS
 from refcompiler.graph import StorageKind
 from refcompiler.graph_json import load_graph
 from refcompiler.printer import checksum
 from refcompiler.values import same_bits, save_npz
 from tests.hand_numpy import expected
+from tests.cli.inprocess import refc
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
@@ -53,14 +54,6 @@ MALFORMED = {
 }
 
 
-def refc(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run ``refc argv`` in-process: (exit code, stdout, stderr)."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own usage errors
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line(text: str) -> str:
@@ -142,7 +135,7 @@ def test_a_bug_in_refc_is_exit_4_not_a_finding(capsys, monkeypatch):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(check, "violations", broken)
-    code, out, err = refc(capsys, "check", EXAMPLES[0])
+    code, out, err = refc(capsys, "check", EXAMPLES[0], internal_error=True)
     assert code == 4
     assert "RuntimeError: boom" in err and err.rstrip().splitlines()[-1].startswith("refc check: internal error")
 

@@ -8,22 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from refcompiler.cli import COMMANDS, main
+from refcompiler.cli import COMMANDS
 from refcompiler.graph_json import load_graph
 from refcompiler.ir import Opcode
 from refcompiler.ir_text import parse_program
+from tests.cli.inprocess import refc
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
 
 
-def refc(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own usage errors
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_compile_is_a_command() -> None:

@@ -6,17 +6,10 @@ import json
 
 import pytest
 
-from refcompiler.cli import main
 from refcompiler.mutants import CATALOG
+from tests.cli.inprocess import refc
 
 
-def refc(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse's own usage errors
-        code = int(e.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_json_catalog_lists_all_fourteen(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from refcompiler.cli import COMMANDS, main
+from refcompiler.cli import COMMANDS
 from refcompiler.deps import check_schedule
 from refcompiler.graph_json import dump_graph, load_graph
 from refcompiler.proofs import reach
 from refcompiler.proofs.conflicts import Decision, Order
 from refcompiler.proofs.scale import large_graph
+from tests.cli.inprocess import refc
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
@@ -31,14 +32,6 @@ def _corpus_graphs_expected_to_pass() -> list[Path]:
     return out
 
 
-def refc(capsys, *argv: object) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own usage errors
-        code = e.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_commands_are_registered():
