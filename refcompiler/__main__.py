@@ -1,5 +1,5 @@
 import sys
 
-from refcompiler.cli import main
+from refc.cli import main
 
 sys.exit(main())

@@ -11,14 +11,12 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from refcompiler.allocator import allocate
-from refcompiler.cli.common import whole_number
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
 from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
@@ -31,7 +29,7 @@ from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import bind_inputs
 from refcompiler.verifier import verify
 
-__all__ = ["Compiled", "compile_graph", "run_compiled", "add_compile_arguments", "compile_from_args", "fit_schedule"]
+__all__ = ["Compiled", "compile_graph", "run_compiled", "fit_schedule"]
 
 
 @dataclass(frozen=True)
@@ -121,31 +119,3 @@ def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tup
         at = max((i + 1 for i, n in enumerate(out) if n in inputs), default=0)
         out.insert(at, node.name)
     return tuple(out)
-
-
-# -- command line -------------------------------------------------------------------
-
-
-def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler``/``--schedule``, ``--seed``, ``--pipeline``: shared by ``refc compile`` and ``refc run``."""
-    known = ", ".join(SCHEDULERS)
-    parser.add_argument(
-        "--scheduler",
-        "--schedule",
-        dest="scheduler",
-        metavar="NAME",
-        default="topo",
-        help=f"scheduler: {known}, or module:attribute for your own (default topo)",
-    )
-    parser.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="seed of the random scheduler (default 0)")
-    parser.add_argument(
-        "--pipeline",
-        metavar="P",
-        default="O0",
-        help="IR passes: O0 (none), O2 (all), a comma-separated list of pass names, or module:attribute (default O0)",
-    )
-
-
-def compile_from_args(graph: Graph, args: argparse.Namespace) -> Compiled:
-    return compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline)
-

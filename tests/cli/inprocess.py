@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from refcompiler.cli import main
+from refc.cli import main
 
 
 def refc(capsys: pytest.CaptureFixture[str], *argv: object, internal_error: bool = False) -> tuple[int, str, str]:

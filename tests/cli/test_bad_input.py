@@ -1,6 +1,6 @@
 """A second reader's cases: user mistakes that once slipped past, each with its exit code.
 
-In-process (``refcompiler.cli.main``) and fast; each case was a silent
+In-process (``refc.cli.main``) and fast; each case was a silent
 acceptance, a misleading message, a traceback or a clobbered file before.
 """
 

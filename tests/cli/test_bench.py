@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fuzz.campaign import default_workers
-from refcompiler.cli import main
+from refc.cli import main
 
 
 def test_bench_fuzz_measures_one_worker_beside_all(capsys: pytest.CaptureFixture[str]) -> None:

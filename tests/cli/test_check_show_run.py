@@ -1,6 +1,6 @@
 """``refc check``, ``refc show`` and ``refc run``: exit codes, one-line messages, outputs.
 
-Calls ``refcompiler.cli.main`` in-process (fast); a handful of subprocess
+Calls ``refc.cli.main`` in-process (fast); a handful of subprocess
 calls at the end prove that the installed console script behaves the same
 and that no traceback reaches a user.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from specs import OpKind
 
-from refcompiler.cli import COMMANDS
+from refc.cli import COMMANDS
 from refcompiler.graph import StorageKind
 from refcompiler.graph_json import load_graph
 from refcompiler.printer import checksum
@@ -129,7 +129,7 @@ def test_an_unknown_mutant_is_exit_2(capsys):
 
 
 def test_a_bug_in_refc_is_exit_4_not_a_finding(capsys, monkeypatch):
-    import refcompiler.cli.check as check
+    import refc.cli.check as check
 
     def broken(graph):
         raise RuntimeError("boom")

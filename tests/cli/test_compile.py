@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refcompiler.cli import COMMANDS
+from refc.cli import COMMANDS
 from refcompiler.graph_json import load_graph
 from refcompiler.ir import Opcode
 from refcompiler.ir_text import parse_program

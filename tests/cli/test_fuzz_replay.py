@@ -1,6 +1,6 @@
 """``refc fuzz`` and ``refc replay``: exit codes, outputs, messages.
 
-In-process through ``refcompiler.cli.main`` (fast), and a few subprocess
+In-process through ``refc.cli.main`` (fast), and a few subprocess
 calls of the installed console script.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from refcompiler.cli import COMMANDS, main
+from refc.cli import COMMANDS, main
 
 from fuzz.corpus import load_case
 

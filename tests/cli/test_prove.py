@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from refcompiler.cli import COMMANDS
+from refc.cli import COMMANDS
 from refcompiler.deps import check_schedule
 from refcompiler.graph_json import dump_graph, load_graph
 from refcompiler.proofs import reach
@@ -167,7 +167,7 @@ def test_bench_proofs_runs_small_sizes(capsys):
 
 def test_the_console_script_prints_no_traceback():
     result = subprocess.run(
-        [sys.executable, "-m", "refcompiler.cli", "prove", str(PROVE_DATA / "two_saves.json"), "--no-verify"],
+        [sys.executable, "-m", "refc.cli", "prove", str(PROVE_DATA / "two_saves.json"), "--no-verify"],
         capture_output=True,
         text=True,
         cwd=ROOT,

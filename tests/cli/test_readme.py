@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from refcompiler.cli import COMMANDS
+from refc.cli import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -47,7 +47,7 @@ def command_rows() -> dict[str, str]:
 
 
 def test_every_flag_in_the_command_table_exists():
-    from refcompiler.cli import build_parser
+    from refc.cli import build_parser
 
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for name, usage in command_rows().items():
@@ -57,7 +57,7 @@ def test_every_flag_in_the_command_table_exists():
 
 
 def test_the_bench_row_names_every_section():
-    from refcompiler.cli.bench import SECTIONS
+    from refc.cli.bench import SECTIONS
 
     usage = command_rows()["bench"]
     assert all(f"--{s.name}" in usage for s in SECTIONS)

@@ -6,11 +6,13 @@ import argparse
 import math
 from typing import Callable
 
+from refcompiler.driver import Compiled, compile_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
+from refcompiler.schedulers import SCHEDULERS
 
-__all__ = ["add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds"]
+__all__ = ["add_compile_arguments", "compile_from_args", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds"]
 
 
 def file_path(text: str) -> str:
@@ -31,7 +33,7 @@ def load(args: argparse.Namespace) -> Graph:
 
 def add_mutant_argument(parser: argparse.ArgumentParser) -> None:
     """``--mutant NAME``: run with a deliberately wrong compiler (``refc mutants`` lists them).
-    ``refcompiler.cli.main`` installs it around the command."""
+    ``refc.cli.main`` installs it around the command."""
     parser.add_argument("--mutant", metavar="NAME", default=None, help="install a mutant (see `refc mutants`)")
 
 
@@ -67,3 +69,27 @@ def positive_seconds(text: str) -> float:
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"needs a finite number of seconds above 0, got {text}")
     return value
+
+
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler``/``--schedule``, ``--seed``, ``--pipeline``: shared by ``refc compile`` and ``refc run``."""
+    known = ", ".join(SCHEDULERS)
+    parser.add_argument(
+        "--scheduler",
+        "--schedule",
+        dest="scheduler",
+        metavar="NAME",
+        default="topo",
+        help=f"scheduler: {known}, or module:attribute for your own (default topo)",
+    )
+    parser.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="seed of the random scheduler (default 0)")
+    parser.add_argument(
+        "--pipeline",
+        metavar="P",
+        default="O0",
+        help="IR passes: O0 (none), O2 (all), a comma-separated list of pass names, or module:attribute (default O0)",
+    )
+
+
+def compile_from_args(graph: Graph, args: argparse.Namespace) -> Compiled:
+    return compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline)

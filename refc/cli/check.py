@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load
+from refc.cli.common import add_graph_argument, add_mutant_argument, load
 from refcompiler.verifier import violations
 
 

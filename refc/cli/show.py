@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import enum
 
-from refcompiler.cli.common import add_graph_argument, load
+from refc.cli.common import add_graph_argument, load
 from refcompiler.printer import graph_dot, graph_text
 
 

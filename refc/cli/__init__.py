@@ -19,7 +19,7 @@ from refcompiler.errors import RefCompilerError
 
 __all__ = ["main", "COMMANDS"]
 
-# Command modules under refcompiler.cli, in the order ``refc --help`` lists them.
+# Command modules under refc.cli, in the order ``refc --help`` lists them.
 COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "bench")
 
 
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
-        importlib.import_module(f"refcompiler.cli.{name}").register(sub)
+        importlib.import_module(f"refc.cli.{name}").register(sub)
     return parser
 
 

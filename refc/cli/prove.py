@@ -28,7 +28,7 @@ import argparse
 import json
 from typing import Any
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
+from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.passes import resolve_pipeline

@@ -21,8 +21,8 @@ import argparse
 
 import numpy as np
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, file_path, in_file, load, whole_number
-from refcompiler.driver import add_compile_arguments, compile_from_args, run_compiled
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load, whole_number
+from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph
 from refcompiler.passes import resolve_pipeline

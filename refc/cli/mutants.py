@@ -16,7 +16,7 @@ import math
 import statistics
 from typing import Any
 
-from refcompiler.cli.common import positive_seconds, whole_number
+from refc.cli.common import positive_seconds, whole_number
 from refcompiler.mutants import CATALOG, get
 
 GOAL_SECONDS = 10.0

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
-from refcompiler.cli.common import positive_seconds, whole_number
+from refc.cli.common import positive_seconds, whole_number
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 from refcompiler.proofs import Verdict, prove

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from refcompiler.errors import UsageError
-from refcompiler.cli.common import positive_seconds, whole_number
+from refc.cli.common import positive_seconds, whole_number
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from refcompiler.cli.common import add_graph_argument, add_mutant_argument, in_file, load
-from refcompiler.driver import add_compile_arguments, compile_from_args
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, in_file, load
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir_text import print_program
 

@@ -1,0 +1,5 @@
+import sys
+
+from refc.cli import main
+
+sys.exit(main())

@@ -1,5 +1,0 @@
-import sys
-
-from refcompiler.cli import main
-
-sys.exit(main())
