@@ -2,7 +2,8 @@
 shrinking, campaigns and the corpus. Public names are re-exported here."""
 
 from fuzz.campaign import CampaignConfig, Kill, Summary, run_campaign, score_mutant, write_outputs
-from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_files, load_case, reject, replay, write_case
+from fuzz.case import PASS, Case, Expect, ExpectKind, reject
+from fuzz.corpus import case_files, load_case, replay, write_case
 from fuzz.oracle import CaseReport, Finding, Signature, Stage, check, check_case
 from fuzz.schedules import ScheduleChoice, ScheduleSource, case_schedules, schedules
 from fuzz.shrink import reduce_graph

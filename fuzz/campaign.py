@@ -37,7 +37,8 @@ from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc, write_json_atomic
 
-from fuzz.corpus import PASS, Case, Expect, ExpectKind, case_to_doc, format_case_doc, reject, replay, write_text_atomic
+from fuzz.case import PASS, Case, Expect, ExpectKind, case_to_doc, reject
+from fuzz.corpus import format_case_doc, replay, write_text_atomic
 from fuzz.oracle import Finding, Signature, check_case, legal_on_correct_compiler
 from fuzz.shrink import breaks_only, graph_size, reduce_graph, valid
 from fuzz.strategies import REJECTABLE, graphs, invalid_graphs

@@ -44,12 +44,26 @@ class UsageError(RefCompilerError):
 
 
 class InvariantViolation(RefCompilerError):
-    """A broken invariant: ``invariant`` is an id of ``specs.INVARIANTS``."""
+    """A broken invariant: ``invariant`` is an id of ``specs.INVARIANTS``.
+
+    ``instruction`` / ``instruction_name``: for a fault found in IR, the index
+    of the instruction and its ``Instr.name`` (the node of a kernel or copy,
+    the value of an alloc or view), so that a caller can locate the fault
+    without reading the message.
+    """
 
     exit_code = 1
 
     def __init__(
-        self, invariant: str, message: str, *, names: tuple[str, ...] = (), context: str = "", stage: str = ""
+        self,
+        invariant: str,
+        message: str,
+        *,
+        names: tuple[str, ...] = (),
+        context: str = "",
+        stage: str = "",
+        instruction: int | None = None,
+        instruction_name: str | None = None,
     ):
         from specs import INVARIANTS
 
@@ -59,6 +73,8 @@ class InvariantViolation(RefCompilerError):
         self.names = tuple(names)
         self.detail = message
         self.context = context
+        self.instruction = instruction
+        self.instruction_name = instruction_name
         # where in the pipeline it was found, e.g. "after pass share_buffers"; prefixes the text
         self.stage = stage
         text = f"{invariant}: {message}"

@@ -93,7 +93,9 @@ def check_mem1(program: Program) -> None:
 def _violation(program: Program, inv: str, index: int, message: str, *names: str) -> InvariantViolation:
     instr = program.instrs[index]
     text = f"instruction {index} `{' '.join(format_instr(instr).split())}`: {message}"
-    return InvariantViolation(inv, text, names=names, context=context_lines(program, index))
+    return InvariantViolation(
+        inv, text, names=names, context=context_lines(program, index), instruction=index, instruction_name=instr.name
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -45,6 +45,8 @@ def violation(program: Program, index: int, inv: str, message: str, *names: str)
         f"instruction {index} `{format_instr(instr).strip()}`: {message}",
         names=names,
         context=context_lines(program, index),
+        instruction=index,
+        instruction_name=instr.name,
     )
 
 

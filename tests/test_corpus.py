@@ -13,7 +13,8 @@ import pytest
 
 from refcompiler.mutants import CATALOG
 
-from fuzz.corpus import ExpectKind, case_files, load_case, replay
+from fuzz.case import ExpectKind
+from fuzz.corpus import case_files, load_case, replay
 from fuzz.oracle import legal_on_correct_compiler
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -136,7 +136,13 @@ def _verified(program: Program, stage: str) -> None:
     if found:
         first = found[0]
         raise InvariantViolation(
-            first.invariant, first.detail, names=first.names, context=first.context, stage=stage
+            first.invariant,
+            first.detail,
+            names=first.names,
+            context=first.context,
+            stage=stage,
+            instruction=first.instruction,
+            instruction_name=first.instruction_name,
         )
 
 

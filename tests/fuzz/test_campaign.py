@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from refcompiler.errors import UsageError
 
 from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_campaign, score_mutant, write_outputs
-from fuzz.corpus import ExpectKind, load_case, replay
+from fuzz.case import ExpectKind
+from fuzz.corpus import load_case, replay
 
 TIMINGS = {"seconds", "cases_per_second", "schedules_per_second"}
 

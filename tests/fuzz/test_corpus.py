@@ -12,20 +12,8 @@ from refcompiler.errors import MalformedInput
 from refcompiler.graph import Init
 from refcompiler.graph_json import graph_from_doc
 
-from fuzz.corpus import (
-    PASS,
-    Case,
-    ExpectKind,
-    case_files,
-    case_from_doc,
-    case_inputs,
-    case_to_doc,
-    format_case_doc,
-    load_case,
-    reject,
-    replay,
-    write_case,
-)
+from fuzz.case import PASS, Case, ExpectKind, case_from_doc, case_inputs, case_to_doc, reject
+from fuzz.corpus import case_files, format_case_doc, load_case, replay, write_case
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "read_then_save.json"

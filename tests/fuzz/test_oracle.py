@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import fuzz.oracle as oracle
+import fuzz.oracle.context as context
+import fuzz.oracle.stages.compile_run as compile_run
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Init
 from refcompiler.graph_json import graph_from_doc, load_graph
 from refcompiler.variants import _active
 
-from fuzz.corpus import PASS, Case, reject
+from fuzz.case import PASS, Case, reject
 from fuzz.oracle import CRASH, Signature, Stage, check, check_case, check_rejected
 from fuzz.schedules import ScheduleChoice, ScheduleSource
 from fuzz.strategies import graphs, invalid_graphs
@@ -131,7 +132,7 @@ def test_a_wrong_user_scheduler_is_a_finding():
 
 def test_a_wrong_value_is_a_differential_finding(monkeypatch):
     graph = load_graph(READ_THEN_SAVE)
-    real = oracle.run_compiled
+    real = compile_run.run_compiled
 
     def corrupt(compiled, inputs=None, *, runs=1):
         out = real(compiled, inputs, runs=runs)
@@ -140,7 +141,7 @@ def test_a_wrong_value_is_a_differential_finding(monkeypatch):
             out["out"][1] = np.nextafter(out["out"][1], np.float32(np.inf))
         return out
 
-    monkeypatch.setattr(oracle, "run_compiled", corrupt)
+    monkeypatch.setattr(compile_run, "run_compiled", corrupt)
     f = check(graph, proof=False)
     assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1"
     assert "after run 2" in f.explanation and "'out'" in f.explanation and "[1]" in f.explanation
@@ -149,7 +150,7 @@ def test_a_wrong_value_is_a_differential_finding(monkeypatch):
 
 def test_o2_departing_from_o0_is_said(monkeypatch):
     graph = load_graph(READ_THEN_SAVE)
-    real = oracle.run_compiled
+    real = compile_run.run_compiled
 
     def corrupt_o2(compiled, inputs=None, *, runs=1):
         out = real(compiled, inputs, runs=runs)
@@ -157,26 +158,28 @@ def test_o2_departing_from_o0_is_said(monkeypatch):
             out["A"] = -out["A"]
         return out
 
-    monkeypatch.setattr(oracle, "run_compiled", corrupt_o2)
+    monkeypatch.setattr(compile_run, "run_compiled", corrupt_o2)
     f = check(graph, pipeline="O2", proof=False)
     assert f is not None and f.pipeline == "O2" and "O0 agrees with the reference" in f.explanation
 
 
 def test_a_sanitizer_report_is_an_execute_finding(monkeypatch):
     def sanitizer(compiled, inputs=None, *, runs=1):
-        raise InvariantViolation("IR-2", "instruction 3 `kernel late = mul(@out %late, @in A, @in A)`: reads uninitialised bytes")
+        # the location comes from the violation's fields, not from its message
+        raise InvariantViolation("IR-2", "reads uninitialised bytes", instruction=3, instruction_name="late")
 
-    monkeypatch.setattr(oracle, "run_compiled", sanitizer)
+    monkeypatch.setattr(compile_run, "run_compiled", sanitizer)
     f = check(load_graph(READ_THEN_SAVE), proof=False)
     assert f is not None and f.stage is Stage.EXECUTE and f.invariant == "IR-2"
     assert f.kinds == ("mul",)
+    assert f.location.nodes == ("late",) and f.location.instruction == 3
 
 
 def test_a_crash_is_a_finding_not_an_abort(monkeypatch):
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(oracle, "compile_graph", crash)
+    monkeypatch.setattr(compile_run, "compile_graph", crash)
     f = check(load_graph(READ_THEN_SAVE), proof=False)
     assert f is not None and f.crashed and f.signature.invariant == CRASH and "boom" in f.explanation
 
@@ -190,14 +193,14 @@ def test_a_case_the_reference_cannot_run_is_reported():
 
 
 def test_the_reference_runs_outside_the_mutant(monkeypatch):
-    real = oracle.run_reference
+    real = context.run_reference
     seen = []
 
     def spy(*args, **kwargs):
         seen.append(dict(_active.get()))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(oracle, "run_reference", spy)
+    monkeypatch.setattr(context, "run_reference", spy)
     check(load_graph(READ_THEN_SAVE), mutant="inplace-stencil")
     assert seen and all(s == {} for s in seen)
 

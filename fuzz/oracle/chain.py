@@ -1,0 +1,89 @@
+"""The oracle chain: ``CHAIN``, the stages in order, and the loop that runs
+them (``iter_findings``). Adding a stage is a module in ``fuzz/oracle/stages``
+and one entry here."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Sequence
+
+from refcompiler.errors import RefCompilerError
+from refcompiler.mutants import activate
+
+from fuzz.case import ExpectKind
+from fuzz.oracle.context import GraphContext, RunContext
+from fuzz.oracle.finding import Finding, Stage
+from fuzz.oracle.stage import OracleStage
+from fuzz.oracle.stages import compile_run, differential, proof, reference, verify
+from fuzz.schedules import ScheduleChoice
+
+__all__ = ["CHAIN", "Choices", "iter_findings"]
+
+CHAIN: tuple[OracleStage, ...] = (
+    verify.STAGE,
+    reference.STAGE,
+    proof.STAGE,
+    compile_run.STAGE,
+    differential.STAGE,
+)
+
+Choices = Sequence[ScheduleChoice] | Callable[[], Sequence[ScheduleChoice]]
+
+
+def _applies(stage: OracleStage, ctx: GraphContext) -> bool:
+    return stage.on_reject or ctx.expect.kind is not ExpectKind.REJECT
+
+
+def iter_findings(
+    ctx: GraphContext, choices: Choices, pipelines: Sequence[str], chain: Sequence[OracleStage] = CHAIN
+) -> Iterator[Finding]:
+    """Every finding of ``chain`` for ``ctx``, in order, lazily (a caller that
+    wants only the first stops early): the per-graph stages once, then the
+    per-schedule stages for each of ``choices`` under each of ``pipelines``.
+    ``choices`` may be a function, called inside the mutant once the
+    per-graph stages pass. ``ctx.schedules`` counts the schedules run."""
+    for stage in (s for s in chain if not s.per_schedule and _applies(s, ctx)):
+        f = stage.check(ctx)
+        if f is not None:
+            yield f
+            if stage.fatal:
+                return
+    stages = [s for s in chain if s.per_schedule and _applies(s, ctx)]
+    if not stages:
+        return
+    ctx.prepared  # the correct model's graph, outside the mutant, before any schedule
+    if callable(choices):
+        try:
+            with activate(ctx.mutant):
+                choices = choices()
+        except RefCompilerError as e:
+            yield Finding(Stage.COMPILE, getattr(e, "invariant", None), f"cannot derive schedules: {e}")
+            return
+    for choice in _distinct(ctx, choices):
+        ctx.schedules += 1
+        yield from _run_schedule(ctx, choice, pipelines, stages)
+
+
+def _distinct(ctx: GraphContext, choices: Sequence[ScheduleChoice]) -> Iterator[ScheduleChoice]:
+    """``choices`` without repeated explicit orders: orders of the prepared
+    graph differing only in where a cycle-breaking copy goes compile alike
+    (the driver places copies itself)."""
+    seen: set[tuple[str, ...]] = set()
+    for choice in choices:
+        if choice.order is not None:
+            key = tuple(n for n in choice.order if n in ctx.graph.node_by_name)
+            if key in seen:
+                continue
+            seen.add(key)
+        yield choice
+
+
+def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence[str], stages: Sequence[OracleStage]) -> Iterator[Finding]:
+    given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
+    for pipeline in pipelines:
+        run = RunContext(ctx, choice, pipeline, given)
+        for stage in stages:
+            f = stage.check(run)
+            if f is not None:
+                yield f
+                if stage.fatal:
+                    return

@@ -1,0 +1,104 @@
+"""The oracle's entry points: ``check`` (one graph, one schedule),
+``check_case`` (a case under its schedule or the standard set) and
+``legal_on_correct_compiler``."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from refcompiler.graph import Graph
+
+from fuzz.case import PASS, Case, Expect, case_inputs
+from fuzz.oracle.chain import Choices, iter_findings
+from fuzz.oracle.context import GraphContext
+from fuzz.oracle.finding import CaseReport, Finding, Signature
+from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules, schedulable
+
+__all__ = ["check", "check_case", "legal_on_correct_compiler"]
+
+
+def _pipelines(pipeline: str, only: str | None = None) -> list[str]:
+    """What each schedule is compiled with: ``O0`` and ``pipeline``, or ``only``."""
+    return [only] if only is not None else list(dict.fromkeys(["O0", pipeline]))
+
+
+def check(
+    graph: Graph,
+    schedule: Sequence[str] | ScheduleChoice | None = None,
+    pipeline: str = "O2",
+    mutant: str | None = None,
+    *,
+    scheduler: str = "topo",
+    seed: int = 0,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    expect: Expect = PASS,
+    proof: bool = True,
+) -> Finding | None:
+    """The first finding for one graph under one schedule (``None``: the
+    ``scheduler``'s own order), ``O0`` and ``pipeline``, or ``None``."""
+    if schedule is None:
+        choice = ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler)
+    elif isinstance(schedule, ScheduleChoice):
+        choice = schedule
+    else:
+        choice = ScheduleChoice(ScheduleSource.GIVEN, tuple(schedule))
+    ctx = GraphContext(graph, expect, mutant, seed, inputs, proof)
+    return next(iter_findings(ctx, [choice], _pipelines(pipeline)), None)
+
+
+def check_case(
+    case: Case | Graph,
+    *,
+    mutant: str | None = None,
+    schedulers: Sequence[str] = ("topo",),
+    pipeline: str | None = None,
+    seed: int = 0,
+    randoms: int = 1,
+    exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+    target: Signature | None = None,
+    focus: Finding | None = None,
+) -> CaseReport:
+    """Check a case under its schedule, or (without one) under the standard set
+    (``case_schedules``: each of ``schedulers``, random, adversarial, and every
+    legal order of a small graph). Returns the first finding, or with
+    ``target`` the first finding with that signature.
+
+    ``focus`` (a finding of a similar case, e.g. while shrinking): check only
+    schedules of the source that found it, and only its pipeline, when the
+    case offers them; cheaper, and what a shrinker needs."""
+    if isinstance(case, Graph):
+        case = Case(case)
+    graph = case.graph
+    if case.schedule is not None:
+        choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
+    else:
+        def choices() -> Sequence[ScheduleChoice]:
+            found = case_schedules(schedulable(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
+            return _focused(found, focus)
+
+    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case))
+    pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
+    for f in iter_findings(ctx, choices, pipelines):
+        if target is None or f.signature == target:
+            return CaseReport(f, ctx.schedules)
+    return CaseReport(None, ctx.schedules)
+
+
+def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequence[ScheduleChoice]:
+    """The choices like the one ``focus`` was found under, or all of them."""
+    if focus is None or focus.schedule is None:
+        return choices
+    want = focus.schedule
+    if want.source is ScheduleSource.SCHEDULER:
+        same = [c for c in choices if c.source is want.source and c.scheduler == want.scheduler]
+    else:
+        same = [c for c in choices if c.source is want.source]
+    return same or choices
+
+
+def legal_on_correct_compiler(graph: Graph, order: Sequence[str]) -> bool:
+    """Whether the correct compiler accepts ``order`` (an order of ``graph``'s
+    nodes, fitted as ``compile_graph`` documents) for ``graph``."""
+    return GraphContext(graph).illegal_given(order) is None

@@ -1,0 +1,114 @@
+"""What the oracle's stages read: a ``GraphContext`` per graph (computed
+once, however many schedules the graph is checked under) and a
+``RunContext`` per schedule and pipeline.
+
+The correct model's objects (the reference runs, ``prepared``, ``deps``) are
+computed outside any mutant: they are the oracle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+
+from refcompiler.deps import check_schedule, dependency_graph
+from refcompiler.driver import Compiled, fit_schedule
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import Graph
+from refcompiler.mutants import activate
+from refcompiler.reference import run_reference
+from refcompiler.values import Values
+from refcompiler.verifier import violations
+
+from fuzz.case import PASS, Expect
+from fuzz.schedules import ScheduleChoice, schedulable
+
+__all__ = ["Runs", "GraphContext", "RunContext", "reference_runs"]
+
+Runs = tuple[Values, Values]
+
+
+def reference_runs(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None) -> Runs:
+    """The reference's placeholders and owned variables after one and after two runs."""
+    first = run_reference(graph, inputs)
+    return first, run_reference(graph, first)
+
+
+@dataclass
+class GraphContext:
+    """One graph as the chain checks it. The cached properties are computed on
+    first use, once; ``schedules`` counts the schedules run so far."""
+
+    graph: Graph
+    expect: Expect = PASS
+    mutant: str | None = None
+    seed: int = 0
+    inputs: Mapping[str, np.ndarray] | None = None
+    proof: bool = True
+    schedules: int = 0
+    _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def violations(self) -> list[InvariantViolation]:
+        """The graph verifier's findings, inside the mutant (it is under test)."""
+        with activate(self.mutant):
+            return violations(self.graph)
+
+    @cached_property
+    def reference(self) -> Runs:
+        """The reference after one and two runs (raises what the reference raises)."""
+        return reference_runs(self.graph, self.inputs)
+
+    @cached_property
+    def prepared(self) -> Graph:
+        """The graph the correct compiler schedules (``schedulable``)."""
+        return schedulable(self.graph)
+
+    @cached_property
+    def deps(self) -> nx.DiGraph:
+        """The correct dependency model of ``prepared``."""
+        return dependency_graph(self.prepared)
+
+    def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
+        """``None`` when ``order`` is a legal order of ``scheduled`` under the
+        correct model, else why not."""
+        deps = self.deps if scheduled == self.prepared else None
+        try:
+            check_schedule(scheduled, list(order), deps)
+        except InvariantViolation as e:
+            return e
+        return None
+
+    def illegal_given(self, order: Sequence[str]) -> InvariantViolation | None:
+        """``illegal`` for an order of the graph's nodes, fitted to ``prepared``
+        as ``compile_graph`` does. Remembered per order: every pipeline asks."""
+        key = tuple(order)
+        if key not in self._illegal_given:
+            self._illegal_given[key] = self.illegal(self.prepared, fit_schedule(self.graph, self.prepared, key))
+        return self._illegal_given[key]
+
+
+@dataclass
+class RunContext:
+    """One schedule under one pipeline. ``given``: the explicit order passed
+    to the compiler (``None``: the scheduler's own). A stage may leave results
+    for the stages after it: ``compiled``, ``order`` (the order compiled) and
+    ``got`` (the compiled program's values after one and two runs); ``got``
+    stays ``None`` when there is nothing to compare."""
+
+    case: GraphContext
+    choice: ScheduleChoice
+    pipeline: str
+    given: tuple[str, ...] | None = None
+    compiled: Compiled | None = None
+    order: tuple[str, ...] | None = None
+    got: Runs | None = field(default=None, repr=False)
+
+    @property
+    def where(self) -> dict[str, object]:
+        """The finding fields naming this run."""
+        return {"pipeline": self.pipeline, "schedule": self.choice}

@@ -1,0 +1,106 @@
+"""What the oracle reports: a ``Finding`` with its ``Stage``, invariant and
+``Location``, and the ``Signature`` a campaign deduplicates failures by."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from fuzz.schedules import ScheduleChoice
+
+__all__ = ["Stage", "Signature", "Location", "Finding", "CaseReport", "CRASH", "ERROR", "crash"]
+
+# The signature's "invariant" when no invariant id applies: refc itself raised
+# an unexpected exception (CRASH), or a run failed with an ExecutionError (ERROR).
+CRASH = "crash"
+ERROR = "error"
+
+
+class Stage(enum.Enum):
+    """Where in the oracle chain a finding was made."""
+
+    VERIFY = "verify"  # graph verifier (G-1, OWN-*)
+    REFERENCE = "reference"  # the reference interpreter cannot run the case
+    PROOF = "proof"  # SCH-2 by the dependency model
+    COMPILE = "compile"  # scheduling, lowering, IR verifier after lowering and each pass, allocator
+    SCHEDULE = "schedule"  # the compiler used a schedule the correct model rejects (SCH-1)
+    EXECUTE = "execute"  # the IR interpreter and its sanitizer
+    DIFFERENTIAL = "differential"  # bit-exact comparison with the reference (SEM-1)
+
+
+@dataclass(frozen=True, order=True)
+class Signature:
+    """What a campaign deduplicates failures by."""
+
+    invariant: str
+    stage: str
+    kinds: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.invariant} at {self.stage} [{', '.join(self.kinds)}]"
+
+    @property
+    def slug(self) -> str:
+        """A file-name friendly form, e.g. ``SEM-1.differential.add-save``."""
+        return ".".join([self.invariant, self.stage, "-".join(self.kinds) or "none"])
+
+    def to_doc(self) -> dict[str, object]:
+        return {"invariant": self.invariant, "stage": self.stage, "kinds": list(self.kinds)}
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a fault was detected, set by the stage that detects it (never
+    recovered from message text). ``nodes``: the graph nodes involved, in the
+    order the checker named them; ``kinds``: their op kinds, sorted;
+    ``instruction``: the IR instruction's index, for a fault found in IR."""
+
+    nodes: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    instruction: int | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One broken expectation. ``invariant`` is an id of ``specs.INVARIANTS``,
+    or ``None`` when refc crashed or a run failed without one. ``schedule``:
+    how the case was scheduled; ``order``: the order compiled, when known."""
+
+    stage: Stage
+    invariant: str | None
+    explanation: str
+    location: Location = Location()
+    pipeline: str | None = None
+    schedule: ScheduleChoice | None = None
+    order: tuple[str, ...] | None = field(default=None, compare=False)
+    crashed: bool = False
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The op kinds of the nodes involved, sorted."""
+        return self.location.kinds
+
+    @property
+    def signature(self) -> Signature:
+        return Signature(self._id(), self.stage.value, self.kinds)
+
+    def _id(self) -> str:
+        return self.invariant or (CRASH if self.crashed else ERROR)
+
+    def __str__(self) -> str:
+        where = [f"pipeline {self.pipeline}"] if self.pipeline else []
+        if self.schedule is not None:
+            where.append(self.schedule.describe())
+        suffix = f" ({'; '.join(where)})" if where else ""
+        return f"{self._id()} at {self.stage.value}: {self.explanation}{suffix}"
+
+
+@dataclass(frozen=True)
+class CaseReport:
+    finding: Finding | None
+    schedules: int  # schedules compiled and run (each under every pipeline)
+
+
+def crash(stage: Stage, e: BaseException, **where: object) -> Finding:
+    """refc raised something that is not one of its own errors: a finding, not an abort."""
+    return Finding(stage, None, f"refc raised {type(e).__name__}: {e}", crashed=True, **where)  # type: ignore[arg-type]

@@ -1,0 +1,93 @@
+"""Stage ``compile``: compile one schedule under one pipeline (inside the
+mutant; the driver verifies the IR after lowering and after every pass),
+check the order the compiler used against the *correct* dependency model
+(SCH-1; an explicit order that is illegal must be rejected), and run the
+program twice under the sanitizer. Findings are made at ``compile``,
+``schedule`` or ``execute``; the values run leave ``ctx.got`` for the
+differential stage."""
+
+from __future__ import annotations
+
+from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.errors import InvariantViolation, RefCompilerError
+from refcompiler.mutants import activate
+from refcompiler.schedulers import resolve_scheduler
+
+from fuzz.oracle.context import RunContext
+from fuzz.oracle.finding import Finding, Stage, crash
+from fuzz.oracle.locate import locate, locate_violation
+from fuzz.oracle.stage import OracleStage
+
+__all__ = ["STAGE"]
+
+INVARIANTS = ("SCH-1", "IR-1", "IR-2", "IR-3", "IR-4", "IR-5", "IR-6", "MEM-1")
+
+
+def check(ctx: RunContext) -> Finding | None:
+    return _compile(ctx) or _scheduled_legally(ctx) or _execute(ctx)
+
+
+def _compile(ctx: RunContext) -> Finding | None:
+    """Compile; sets ``ctx.compiled`` unless it fails. A given order that the
+    correct model forbids must fail with SCH-1."""
+    g = ctx.case
+    illegal = None if ctx.given is None else g.illegal_given(ctx.given)
+    try:
+        with activate(g.mutant):
+            scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
+            ctx.compiled = compile_graph(g.graph, scheduler=scheduler, seed=g.seed, pipeline=ctx.pipeline, schedule=ctx.given)
+    except InvariantViolation as e:
+        if illegal is not None and e.invariant == "SCH-1":
+            return None  # an illegal schedule, rightly rejected
+        if illegal is not None:
+            # the dependency check let it through; a later checker tripped over it
+            why = (
+                f"the compiler accepts a given schedule that the dependency model forbids ({illegal.detail}); "
+                f"it failed later with {e.invariant}: {e.detail}"
+            )
+            return Finding(Stage.SCHEDULE, "SCH-1", why, locate(illegal.names, g.graph, g.prepared), **ctx.where)  # type: ignore[arg-type]
+        return Finding(Stage.COMPILE, e.invariant, e.detail, locate_violation(e, g.graph, g.prepared), **ctx.where)  # type: ignore[arg-type]
+    except RefCompilerError as e:
+        return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", **ctx.where)  # type: ignore[arg-type]
+    except Exception as e:
+        return crash(Stage.COMPILE, e, **ctx.where)
+    ctx.order = tuple(ctx.compiled.schedule)
+    return None
+
+
+def _scheduled_legally(ctx: RunContext) -> Finding | None:
+    """The order compiled is legal under the correct model, for the graph the
+    compiler actually scheduled: a node graph optimization dropped is the
+    differential's business, not a scheduling fault."""
+    if ctx.compiled is None or ctx.order is None:
+        return None
+    g, scheduled = ctx.case, ctx.compiled.graph
+    wrong = g.illegal(scheduled, ctx.order)
+    if wrong is None:
+        return None
+    who = "accepts a given schedule" if ctx.given is not None else "schedules in an order"
+    why = f"the compiler {who} that the dependency model forbids: {wrong.detail}"
+    # not a permutation: the nodes missing or extra are the ones involved
+    involved = wrong.names or tuple(sorted(set(ctx.order) ^ set(g.prepared.node_by_name)))
+    where = locate(involved, g.graph, g.prepared, scheduled)
+    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+
+
+def _execute(ctx: RunContext) -> Finding | None:
+    """Run twice under the sanitizer; sets ``ctx.got``."""
+    if ctx.compiled is None:
+        return None
+    g, compiled, at = ctx.case, ctx.compiled, {"order": ctx.order, **ctx.where}
+    try:
+        with activate(g.mutant):
+            ctx.got = (run_compiled(compiled, g.inputs, runs=1), run_compiled(compiled, g.inputs, runs=2))
+    except InvariantViolation as e:
+        return Finding(Stage.EXECUTE, e.invariant, e.detail, locate_violation(e, g.graph, compiled.graph), **at)  # type: ignore[arg-type]
+    except RefCompilerError as e:
+        return Finding(Stage.EXECUTE, None, f"{type(e).__name__}: {e}", **at)  # type: ignore[arg-type]
+    except Exception as e:
+        return crash(Stage.EXECUTE, e, **at)
+    return None
+
+
+STAGE = OracleStage(Stage.COMPILE, INVARIANTS, check, per_schedule=True)

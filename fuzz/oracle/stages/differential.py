@@ -1,0 +1,53 @@
+"""Stage ``differential``: every placeholder and owned variable the compiled
+program leaves, after each of two runs, is bit-identical to the reference
+(SEM-1). Every schedule is compared under ``O0`` and the pipeline under test,
+so a finding under the latter says whether ``O0`` agrees."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from refcompiler.graph import StorageKind
+from refcompiler.values import same_bits
+
+from fuzz.oracle.context import RunContext
+from fuzz.oracle.finding import Finding, Stage
+from fuzz.oracle.locate import locate_writers
+from fuzz.oracle.stage import OracleStage
+
+__all__ = ["STAGE", "first_difference"]
+
+
+def first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    """Where two arrays first differ bit-wise, and the two values there."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
+    g = np.ascontiguousarray(got).reshape(-1).view(np.uint8).reshape(got.size, -1)
+    w = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(want.size, -1)
+    flat = int(np.flatnonzero((g != w).any(axis=1))[0])
+    index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
+    return f"at {list(index)} got {got.reshape(-1)[flat]!r}, want {want.reshape(-1)[flat]!r}"
+
+
+def check(ctx: RunContext) -> Finding | None:
+    if ctx.got is None:
+        return None  # nothing ran (e.g. an illegal schedule, rightly rejected)
+    graph = ctx.case.graph
+    for run, (w, g) in enumerate(zip(ctx.case.reference, ctx.got, strict=True), 1):
+        for s in graph.storage:
+            if s.kind is StorageKind.CONSTANT:
+                continue
+            if s.name not in g:
+                why = f"after run {run}, the compiled program gives no value for {s.kind.value} '{s.name}'"
+            elif not same_bits(g[s.name], w[s.name]):
+                diff = first_difference(np.asarray(g[s.name]), w[s.name])
+                why = f"after run {run}, {s.kind.value} '{s.name}' differs from the reference: {diff}"
+            else:
+                continue
+            if ctx.pipeline != "O0":
+                why += " (O0 agrees with the reference)"
+            return Finding(Stage.DIFFERENTIAL, "SEM-1", why, locate_writers(graph, s.name), order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+    return None
+
+
+STAGE = OracleStage(Stage.DIFFERENTIAL, ("SEM-1",), check, per_schedule=True)
