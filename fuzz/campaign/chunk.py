@@ -1,0 +1,167 @@
+"""One chunk of a campaign, in a worker: one Hypothesis run of ``cases``
+examples. The first failure whose signature the campaign does not know yet
+becomes the chunk's target: Hypothesis shrinks it (the test body fails only
+on that signature), the smallest failing example seen is kept, and
+``failure.finish`` reduces and stores it."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
+from hypothesis.errors import Flaky, Unsatisfiable
+
+from refcompiler.graph import Graph
+from refcompiler.graph_json import graph_to_doc
+
+from fuzz.campaign.cases import fuzz_cases
+from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.failure import Example, Failure, finish
+from fuzz.case import Case, Expect, ExpectKind
+from fuzz.oracle import Finding, Signature, check_case
+from fuzz.shrink import graph_size
+
+__all__ = ["Chunk", "ChunkResult", "run_chunk"]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One unit of work for a worker. ``known``: signatures already found (a
+    failure with one of them is counted but not shrunk again). ``deadline``:
+    wall-clock time (``time.time()``) to stop at, only in budget mode."""
+
+    index: int
+    seed: int
+    cases: int
+    config: CampaignConfig
+    known: frozenset[Signature] = frozenset()
+    deadline: float | None = None
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    index: int
+    cases: int
+    invalid_cases: int
+    schedules: int
+    failures: int
+    found: tuple[Failure, ...]
+    seconds: float
+
+
+@dataclass
+class ChunkState:
+    """What a chunk has seen so far. ``target``: the signature being shrunk;
+    ``best``: the smallest example failing with it; ``shrink_deadline``: in
+    budget mode, when shrinking the target must stop."""
+
+    cases: int = 0
+    invalid: int = 0
+    schedules: int = 0
+    failures: int = 0
+    shrink_calls: int = 0
+    cache: dict[str, Finding | None] = field(default_factory=dict)
+    target: Signature | None = None
+    first_failure_at: float | None = None
+    best: Example | None = None
+    shrink_deadline: float | None = None
+
+
+class _Found(Exception):
+    """Raised in the Hypothesis body on the chunk's target signature."""
+
+
+def _key(graph: Graph, expect: Expect, case_seed: int) -> str:
+    return json.dumps([graph_to_doc(graph), expect.to_doc(), case_seed], sort_keys=True)
+
+
+class _ChunkRun:
+    def __init__(self, task: Chunk):
+        self.task = task
+        self.config = task.config
+        self.state = ChunkState()
+
+    def out_of_time(self) -> bool:
+        if self.task.deadline is None:
+            return False
+        limit = self.state.shrink_deadline if self.state.shrink_deadline is not None else self.task.deadline
+        return time.time() >= limit
+
+    def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
+        s, c = self.state, self.config
+        focus = s.best.finding if s.best is not None else None
+        report = check_case(Case(graph, expect, c.pipeline), mutant=c.mutant, schedulers=c.schedulers, seed=case_seed, target=s.target, focus=focus)
+        s.schedules += report.schedules
+        return report.finding
+
+    def finding_of(self, graph: Graph, expect: Expect, case_seed: int) -> tuple[bool, Finding | None]:
+        """(whether the case was checked or remembered, what the oracle found):
+        new cases count, shrink attempts count against ``shrink_calls``."""
+        s, key = self.state, _key(graph, expect, case_seed)
+        if key in s.cache:
+            return True, s.cache[key]
+        shrinking = s.target is not None
+        if self.out_of_time() or (shrinking and s.shrink_calls >= self.config.shrink_calls):
+            return False, None
+        if shrinking:
+            s.shrink_calls += 1
+        else:
+            s.cases += 1
+            s.invalid += expect.kind is ExpectKind.REJECT
+        finding = s.cache[key] = self.evaluate(graph, expect, case_seed)
+        if finding is not None and not shrinking:
+            s.failures += 1
+        return True, finding
+
+    def body(self, case: tuple[Graph, Expect, int]) -> None:
+        """The Hypothesis test body: fails (``_Found``) on the target signature."""
+        graph, expect, case_seed = case
+        checked, finding = self.finding_of(graph, expect, case_seed)
+        if not checked or finding is None:
+            return
+        s, sig = self.state, finding.signature
+        if s.target is None:
+            if sig in self.task.known:
+                return
+            s.target, s.first_failure_at = sig, time.time()
+            if self.task.deadline is not None:
+                s.shrink_deadline = max(self.task.deadline, time.time() + self.config.shrink_grace)
+        if sig != s.target:
+            return
+        if s.best is None or graph_size(graph) < graph_size(s.best.graph):
+            s.best = Example(graph, expect, case_seed, finding)
+        raise _Found()
+
+    def run(self) -> ChunkResult:
+        start = time.time()
+        def body(case: tuple[Graph, Expect, int]) -> None:
+            self.body(case)
+
+        test = seed(self.task.seed)(given(fuzz_cases(self.config))(body))
+        test = settings(
+            max_examples=self.task.cases,
+            database=None,
+            deadline=None,
+            derandomize=False,
+            phases=(Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+            report_multiple_bugs=False,
+            print_blob=False,
+        )(test)
+        try:
+            test()
+        except (_Found, Flaky, Unsatisfiable):
+            pass
+        s = self.state
+        found: tuple[Failure, ...] = ()
+        if s.best is not None and s.first_failure_at is not None:
+            found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time),)
+        return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start)
+
+
+def run_chunk(task: Chunk) -> ChunkResult:
+    """Run one chunk (a top-level function, so that a process pool can call it)."""
+    return _ChunkRun(task).run()

@@ -1,0 +1,54 @@
+"""What a campaign runs (``CampaignConfig``), checked when it is made."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from refcompiler.errors import UsageError
+
+__all__ = ["CampaignConfig", "default_workers"]
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """What a campaign runs. ``budget`` (seconds) and ``max_cases`` bound it;
+    with ``max_cases`` alone nothing depends on time. ``schedulers`` and
+    ``pipeline`` are names or ``module:attribute`` specs (a user's code)."""
+
+    budget: float | None = 60.0
+    max_cases: int | None = None
+    seed: int = 0
+    workers: int = 1
+    mutant: str | None = None
+    schedulers: tuple[str, ...] = ("topo", "memory", "random")
+    pipeline: str = "O2"
+    out: Path | None = Path("fuzz-out")
+    chunk_cases: int = 50
+    max_nodes: int = 10
+    invalid_share: float = 0.2
+    shrink_calls: int = 200
+    reduce_attempts: int = 150
+    # with a time budget, each new failure may shrink this long past the deadline
+    shrink_grace: float = 5.0
+    stop_on_failure: bool = False
+
+    def __post_init__(self) -> None:
+        if self.budget is None and self.max_cases is None:
+            raise UsageError("a campaign needs a time budget, a case count, or both")
+        if self.budget is not None and not self.budget > 0:
+            raise UsageError(f"the budget must be positive, got {self.budget}")
+        if self.max_cases is not None and self.max_cases < 1:
+            raise UsageError(f"the case count must be at least 1, got {self.max_cases}")
+        if self.workers < 1:
+            raise UsageError(f"workers must be at least 1, got {self.workers}")
+        if not 0 <= self.invalid_share <= 1:
+            raise UsageError(f"invalid_share must be within [0, 1], got {self.invalid_share}")
+        if self.chunk_cases < 1 or self.max_nodes < 1:
+            raise UsageError("chunk_cases and max_nodes must be at least 1")
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -1,0 +1,98 @@
+"""The totals of a campaign (``Summary``) and their document form."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from fuzz.campaign.chunk import ChunkResult
+from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.failure import Failure
+from fuzz.oracle import Signature
+
+__all__ = ["SUMMARY_FORMAT", "Summary"]
+
+SUMMARY_FORMAT = "refc-fuzz-summary/1"
+
+
+@dataclass
+class Summary:
+    """Totals of a campaign (mutable while it runs)."""
+
+    config: CampaignConfig
+    cases: int = 0
+    invalid_cases: int = 0
+    schedules: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    chunks: int = 0
+    planned: int = 0  # cases handed to chunks so far (a chunk may evaluate fewer: repeats are skipped)
+    stopped_by: str = ""
+    found: dict[Signature, Failure] = field(default_factory=dict)
+    start: float = field(default_factory=time.time)
+    case_files: dict[Signature, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.failures > 0 or bool(self.found)
+
+    @property
+    def killed(self) -> bool:
+        """A failure that is the mutant's doing (its case passes without the
+        mutant), or any failure when the campaign has no mutant."""
+        return any(f.passes_without_mutant is not False for f in self.found.values())
+
+    def rates(self) -> tuple[float, float]:
+        s = max(self.seconds, 1e-9)
+        return self.cases / s, self.schedules / s
+
+    def absorb(self, result: ChunkResult) -> None:
+        """Add a chunk's counts; keep the smallest (then earliest) failure per signature."""
+        self.cases += result.cases
+        self.invalid_cases += result.invalid_cases
+        self.schedules += result.schedules
+        self.failures += result.failures
+        self.chunks += 1
+        for failure in result.found:
+            old = self.found.get(failure.signature)
+            if old is None or (failure.nodes, failure.found_at) < (old.nodes, old.found_at):
+                self.found[failure.signature] = failure
+
+    def _signature_doc(self, sig: Signature) -> dict[str, Any]:
+        f = self.found[sig]
+        return {
+            "signature": sig.to_doc(),
+            "text": str(sig),
+            "explanation": f.explanation,
+            "case": self.case_files.get(sig),
+            "nodes": f.nodes,
+            "nodes_before_reduction": f.original_nodes,
+            "reproduces": f.reproduces,
+            "passes_without_mutant": f.passes_without_mutant,
+            "seconds_to_find": round(f.found_at - self.start, 3),
+        }
+
+    def to_doc(self) -> dict[str, Any]:
+        cps, sps = self.rates()
+        c = self.config
+        return {
+            "format": SUMMARY_FORMAT,
+            "seed": c.seed,
+            "workers": c.workers,
+            "mutant": c.mutant,
+            "budget": c.budget,
+            "max_cases": c.max_cases,
+            "schedulers": list(c.schedulers),
+            "pipeline": c.pipeline,
+            "cases": self.cases,
+            "invalid_cases": self.invalid_cases,
+            "schedules": self.schedules,
+            "failures": self.failures,
+            "distinct_failures": len(self.found),
+            "signatures": [self._signature_doc(sig) for sig in sorted(self.found)],
+            "stopped_by": self.stopped_by,
+            "seconds": round(self.seconds, 3),
+            "cases_per_second": round(cps, 2),
+            "schedules_per_second": round(sps, 2),
+        }
