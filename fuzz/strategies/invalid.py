@@ -1,0 +1,215 @@
+"""``invalid_graphs(invariant)``: a valid graph from ``graphs()`` plus one
+small edit that breaks exactly that invariant (one of ``REJECTABLE``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from specs import OPS, Dtype, OpKind
+
+from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+from refcompiler.verifier import infer_types
+
+from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, MAX_SEED
+from fuzz.strategies.valid import graphs
+
+__all__ = ["REJECTABLE", "invalid_graphs"]
+
+# Invariants ``invalid_graphs`` can break, each with one small edit.
+REJECTABLE = ("G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4")
+
+def invalid_graphs(invariant: str, *, max_nodes: int = 8) -> st.SearchStrategy[Graph]:
+    """Graphs that break exactly ``invariant`` (one of ``REJECTABLE``): a valid
+    graph from ``graphs()`` plus one small edit. Every such graph loads through
+    ``graph_from_doc`` (every name resolves), so it can be a corpus case."""
+    if invariant not in REJECTABLE:
+        raise InvalidArgument(f"invariant must be one of {', '.join(REJECTABLE)}, got {invariant!r}")
+    return _invalid(invariant, max_nodes)
+
+@st.composite
+def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
+    # the flavour first: a choice drawn after a whole graph leans towards its
+    # first option (Hypothesis replays parts of earlier examples, and a choice
+    # that no longer fits becomes the simplest one); each flavour gets its share
+    breaker = draw(st.sampled_from(_BREAKERS[invariant]))
+    graph = draw(graphs(max_nodes=max_nodes))
+    return breaker(_Editor(draw, graph))
+
+class _Editor:
+    """Adds storage and nodes with fresh names to a valid graph."""
+
+    def __init__(self, draw: Callable, graph: Graph):
+        self.draw = draw
+        self.graph = graph
+        self.storage = list(graph.storage)
+        self.nodes = list(graph.nodes)
+        self.types = infer_types(graph)
+        self.count = 0
+
+    def name(self, base: str) -> str:
+        taken = {s.name for s in self.storage} | {n.name for n in self.nodes}
+        while True:
+            self.count += 1
+            name = f"{base}{self.count}"
+            if name not in taken:
+                return name
+
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=1, max_size=MAX_RANK)))
+
+    def storage_of(self, kind: StorageKind, shape: tuple[int, ...], dtype: Dtype = F32, *, owner: str | None = None) -> str:
+        init = Init(seed=self.draw(st.integers(0, MAX_SEED)))
+        s = Storage(name=self.name({StorageKind.PLACEHOLDER: "bad_p", StorageKind.CONSTANT: "bad_c", StorageKind.OWNED: "bad_o"}[kind]),
+                    kind=kind, dtype=dtype, shape=shape, init=init, owner=owner)
+        self.storage.append(s)
+        return s.name
+
+    def node(self, op: OpKind, inputs: Iterable[Ref | str], *, state: tuple[str, ...] = (), attrs: dict[str, object] | None = None, name: str | None = None) -> str:
+        refs = tuple(r if isinstance(r, Ref) else Ref(r) for r in inputs)
+        node = Node(name=name or self.name("bad"), op=op, inputs=refs, state=state, attrs=freeze_attrs(attrs or {}))
+        self.nodes.append(node)
+        return node.name
+
+    def existing(self, want: Callable[[Storage], bool]) -> Storage | None:
+        cands = [s for s in self.storage if want(s)]
+        if not cands or not self.draw(st.booleans()):
+            return None
+        return self.draw(st.sampled_from(cands))
+
+    def result(self) -> Graph:
+        return replace(self.graph, storage=tuple(self.storage), nodes=tuple(self.nodes))
+
+
+def _g1_cycle(e: _Editor) -> Graph:
+    a, b = e.name("bad"), e.name("bad")
+    if e.draw(st.booleans()):
+        e.node(OpKind.NEG, [a], name=a)  # reads itself
+    else:
+        e.node(OpKind.NEG, [b], name=a)
+        e.node(OpKind.NEG, [a], name=b)
+    return e.result()
+
+def _g1_arity(e: _Editor) -> Graph:
+    e.node(OpKind.ADD, [e.storage_of(StorageKind.PLACEHOLDER, e.shape())])
+    return e.result()
+
+def _g1_shape(e: _Editor) -> Graph:
+    d = e.draw(st.integers(2, MAX_DIM))
+    x = e.storage_of(StorageKind.PLACEHOLDER, (d,))
+    y = e.storage_of(StorageKind.PLACEHOLDER, (d + 1,))
+    e.node(e.draw(st.sampled_from([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB])), [x, y])
+    return e.result()
+
+def _g1_dtype(e: _Editor) -> Graph:
+    ids = e.storage_of(StorageKind.PLACEHOLDER, e.shape(), I32)
+    e.node(e.draw(st.sampled_from([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM])), [ids])
+    return e.result()
+
+def _g1_attr(e: _Editor) -> Graph:
+    x = e.storage_of(StorageKind.PLACEHOLDER, e.shape())
+    size = e.storage[-1].size
+    if e.draw(st.booleans()):
+        e.node(OpKind.RESHAPE, [x], attrs={"shape": [size + 1]})
+    else:
+        e.node(OpKind.ROLL, [x], attrs={"shift": 2})  # roll has no attributes
+    return e.result()
+
+def _g1_save_type(e: _Editor) -> Graph:
+    shape = e.shape()
+    x = e.storage_of(StorageKind.PLACEHOLDER, shape)
+    target = e.storage_of(StorageKind.PLACEHOLDER, shape + (2,))
+    e.node(OpKind.SAVE, [x], attrs={"target": target})
+    return e.result()
+
+def _g1_result_index(e: _Editor) -> Graph:
+    producers = [n for n in e.nodes if OPS[n.op].results]
+    if not producers:
+        return _g1_arity(e)
+    n = e.draw(st.sampled_from(producers))
+    e.node(OpKind.IDENTITY, [Ref(n.name, len(OPS[n.op].results) + 1)])
+    return e.result()
+
+def _own1_orphan(e: _Editor) -> Graph:
+    e.storage_of(StorageKind.OWNED, e.shape(), owner=None)
+    return e.result()
+
+def _own1_unlisted(e: _Editor) -> Graph:
+    if not e.nodes:
+        return _own1_orphan(e)
+    owner = e.draw(st.sampled_from(e.nodes)).name
+    e.storage_of(StorageKind.OWNED, e.shape(), owner=owner)
+    return e.result()
+
+def _an_owned(e: _Editor) -> Storage:
+    """An owned variable of the graph, or a fresh accumulate that owns one."""
+    owned = e.existing(lambda s: s.kind is StorageKind.OWNED)
+    if owned is not None:
+        return owned
+    shape = e.shape()
+    x = e.storage_of(StorageKind.PLACEHOLDER, shape)
+    name = e.name("bad_acc")
+    acc = e.storage_of(StorageKind.OWNED, shape, owner=name)
+    e.node(OpKind.ACCUMULATE, [x], state=(acc,), name=name)
+    return e.storage[[s.name for s in e.storage].index(acc)]
+
+def _own2_read(e: _Editor) -> Graph:
+    owned = _an_owned(e)
+    e.node(OpKind.IDENTITY, [owned.name])
+    return e.result()
+
+def _own2_save(e: _Editor) -> Graph:
+    owned = _an_owned(e)
+    e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, owned.shape)], attrs={"target": owned.name})
+    return e.result()
+
+def _own2_foreign_state(e: _Editor) -> Graph:
+    owned = _an_owned(e)
+    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, owned.shape)], state=(owned.name,))
+    return e.result()
+
+def _a_constant(e: _Editor) -> Storage:
+    c = e.existing(lambda s: s.kind is StorageKind.CONSTANT and s.dtype is F32)
+    if c is not None:
+        return c
+    name = e.storage_of(StorageKind.CONSTANT, e.shape())
+    return e.storage[-1] if e.storage[-1].name == name else next(s for s in e.storage if s.name == name)
+
+def _own3_save(e: _Editor) -> Graph:
+    c = _a_constant(e)
+    e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, c.shape)], attrs={"target": c.name})
+    return e.result()
+
+def _own3_state(e: _Editor) -> Graph:
+    c = _a_constant(e)
+    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, c.shape)], state=(c.name,))
+    return e.result()
+
+def _own4_two_saves(e: _Editor) -> Graph:
+    saved = {n.target for n in e.nodes if n.op is OpKind.SAVE}
+    p = e.existing(lambda s: s.name in saved and s.kind is StorageKind.PLACEHOLDER and s.dtype is F32)
+    if p is None:
+        target = e.storage_of(StorageKind.PLACEHOLDER, e.shape())
+        p = e.storage[-1]
+        e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], attrs={"target": target})
+    e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], attrs={"target": p.name})
+    return e.result()
+
+def _own4_state(e: _Editor) -> Graph:
+    p = e.existing(lambda s: s.kind is StorageKind.PLACEHOLDER and s.dtype is F32)
+    if p is None:
+        e.storage_of(StorageKind.PLACEHOLDER, e.shape())
+        p = e.storage[-1]
+    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], state=(p.name,))
+    return e.result()
+
+_BREAKERS: dict[str, list[Callable[[_Editor], Graph]]] = {
+    "G-1": [_g1_cycle, _g1_arity, _g1_shape, _g1_dtype, _g1_attr, _g1_save_type, _g1_result_index],
+    "OWN-1": [_own1_orphan, _own1_unlisted],
+    "OWN-2": [_own2_read, _own2_save, _own2_foreign_state],
+    "OWN-3": [_own3_save, _own3_state],
+    "OWN-4": [_own4_two_saves, _own4_state],
+}

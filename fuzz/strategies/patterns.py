@@ -1,0 +1,109 @@
+"""Patterns of several nodes a move may build (``Feature.DIAMOND``,
+``Feature.CHAIN``), and the final step that saves unread results."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from hypothesis import strategies as st
+
+from specs import OpKind, TensorType
+
+from fuzz.strategies.builder import F32, Builder, Value
+from fuzz.strategies.recipes import BINARY, BUILDERS, UNARY, moves_along_first_axis, save_target
+
+__all__ = ["build_diamond", "build_chain", "build_outputs", "produced"]
+
+# Whether a diamond's left branch is a view (when reshape is enabled).
+_VIEW = st.sampled_from([False, True, True])
+
+def produced(b: Builder, t: TensorType, enabled: list[OpKind]) -> Value:
+    """A new activation of type ``t`` (float): an elementwise op of the
+    enabled set (``neg`` when none is) on fresh storage."""
+    ops = [k for k in UNARY if k in enabled and k is not OpKind.IDENTITY] or [OpKind.NEG]
+    kind = b.draw(st.sampled_from(ops))
+    b.add_node(kind, [b.fresh(t)])
+    return b.values[-1]
+
+def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
+    """x -> left (a view of x, or elementwise) and right (elementwise: a
+    candidate to overwrite x in place), then join(left, right). The hazard
+    of buffer sharing: right may reuse x only if nothing reads x later,
+    also through left's view. Ops come from the enabled set where it has any."""
+    if len(b.nodes) + 3 > b.max_nodes:
+        return
+    unary = [k for k in UNARY if k in enabled] or [OpKind.NEG]
+    binary = [k for k in BINARY if k in enabled] or [OpKind.ADD]
+    # mostly an activation: only those may be overwritten in place (a fourth
+    # node makes one when there is none and room is left)
+    room = len(b.nodes) + 4 <= b.max_nodes
+    x = b.activation(
+        lambda v: v.is_float and v.rank >= 1,
+        (lambda: produced(b, TensorType(b.shape(), F32), enabled)) if room else (lambda: b.fresh(TensorType(b.shape(), F32))),
+        lambda: b.any_float(min_rank=1),
+    )
+    # a view two times in three: reads through a view are what sharing easily misses
+    view = OpKind.RESHAPE in enabled and b.draw(_VIEW)
+    left_kind = OpKind.RESHAPE if view else b.draw(st.sampled_from(unary))
+    attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
+    left = b.add_node(left_kind, [x], attrs=attrs)
+    right = b.add_node(b.draw(st.sampled_from(unary)), [x])
+    pair = [b.value_of(left.name), b.value_of(right.name)]
+    if b.draw(st.booleans()):
+        pair.reverse()
+    b.add_node(b.draw(st.sampled_from(binary)), pair)
+
+# Single-input ops a chain may use: elementwise ones run in place; a stencil,
+# a transpose or a reduction must not.
+_CHAIN_OPS = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP, OpKind.IDENTITY, OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE, OpKind.REDUCE_SUM)
+
+def build_chain(b: Builder, enabled: list[OpKind]) -> None:
+    """x -> op1 -> op2 (-> op3), each op reading the previous result only: the
+    shape in which a result may take over its input's buffer, and where an op
+    that must not run in place (a stencil) shows it."""
+    ops = [k for k in _CHAIN_OPS if k in enabled] or [OpKind.NEG]
+    length = b.draw(st.integers(2, 3))
+    if len(b.nodes) + length > b.max_nodes:
+        return
+    # mostly an activation whose first axis a stencil moves along: the first
+    # op of the chain may then overwrite it in place too
+    x = b.activation(
+        lambda v: v.is_float and moves_along_first_axis(v),
+        lambda: b.fresh(TensorType(b.shape(first=2), F32)),
+        lambda: b.any_float(min_rank=1),
+    )
+    for _ in range(length):
+        kind = b.draw(st.sampled_from(ops))
+        if kind in (OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE) and x.rank == 0:
+            kind = OpKind.NEG
+        BUILDERS[kind](_Only(b, x), kind)
+        x = b.values[-1]
+
+class _Only:
+    """A builder whose every operand pick returns ``value`` (for a chain)."""
+
+    def __init__(self, b: Builder, value: Value):
+        self._b = b
+        self._value = value
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._b, name)
+
+    def pick(self, want: Callable[[Value], bool], fresh: Callable[[], Value] | None) -> Value:
+        return self._value
+
+    def any_float(self, *, min_rank: int = 0) -> Value:
+        return self._value
+
+    def any_value(self, *, min_rank: int = 0) -> Value:
+        return self._value
+
+def build_outputs(b: Builder) -> None:
+    """Save results no node reads (rank >= 1) into placeholders, those of
+    the nodes drawn to keep."""
+    sinks = [v for v in b.values if v.storage is None and v.ref.name not in b.users and v.rank >= 1]
+    for v in sinks:
+        if len(b.nodes) >= b.max_nodes:
+            return
+        if v.ref.name in b.keep:
+            b.save(v, save_target(b, v))

@@ -1,0 +1,97 @@
+"""``graphs()``: valid graphs by construction, drawn one move at a time with
+swarm testing (see ``fuzz.strategies``)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from specs import OPS, OpKind
+
+from refcompiler.graph import Graph
+
+from fuzz.strategies.builder import Builder, Feature, NoOperand
+from fuzz.strategies.patterns import build_chain, build_diamond, build_outputs
+from fuzz.strategies.recipes import BUILDERS
+
+__all__ = ["graphs"]
+
+def graphs(
+    *,
+    ops: Iterable[OpKind] | None = None,
+    features: Iterable[Feature] | None = None,
+    min_nodes: int = 1,
+    max_nodes: int = 10,
+    swarm: bool = True,
+) -> st.SearchStrategy[Graph]:
+    """Valid graphs (the verifier accepts every one).
+
+    ``ops`` / ``features``: the universe a swarm example draws its subset from
+    (default: every op of the spec table, every ``Feature``); with
+    ``swarm=False`` every example enables all of them. The graph has between
+    ``min_nodes`` and ``max_nodes`` nodes (saves included).
+    """
+    universe = tuple(OPS) if ops is None else tuple(dict.fromkeys(ops))
+    feats = tuple(Feature) if features is None else tuple(dict.fromkeys(features))
+    for k in universe:
+        if not isinstance(k, OpKind):
+            raise InvalidArgument(f"ops must be OpKind members, got {k!r}")
+    for f in feats:
+        if not isinstance(f, Feature):
+            raise InvalidArgument(f"features must be Feature members, got {f!r}")
+    if not universe:
+        raise InvalidArgument("ops must name at least one op")
+    if not 1 <= min_nodes <= max_nodes:
+        raise InvalidArgument(f"need 1 <= min_nodes <= max_nodes, got min_nodes={min_nodes}, max_nodes={max_nodes}")
+    return _graphs(universe, feats, min_nodes, max_nodes, swarm)
+
+# Swarm: whether to disable a feature. The patterns that build hazards
+# (diamonds, chains, placeholders read and saved) are kept three times in
+# four, the others half the time; shrinking (to False) enables everything.
+_DROP_PATTERN = st.sampled_from([False, False, False, True])
+
+_PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
+
+# Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
+_MORE = st.sampled_from([False] + [True] * 7)
+
+@st.composite
+def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, ...], min_nodes: int, max_nodes: int, swarm: bool) -> Graph:
+    # Swarm: each op or feature is *disabled* by a True draw, so shrinking
+    # (towards False) enables everything and then picks the table's first ops.
+    enabled = [k for k in universe if not (swarm and draw(st.booleans()))] or list(universe)
+    features = frozenset(f for f in feats if not (swarm and draw(_DROP_PATTERN if f in _PATTERNS else st.booleans())))
+    b = Builder(draw, features, max_nodes)
+    # a diamond counts as two moves' worth of choice: it is three nodes of structure
+    moves: list[OpKind | Feature] = list(enabled)
+    for pattern in (Feature.DIAMOND, Feature.CHAIN):
+        if pattern in features:
+            moves += [pattern] * 3
+    # The final step saves unused results (what is not saved is dead code, which
+    # graph DCE removes before any pass could get it wrong); leave it room.
+    outputs = OpKind.SAVE in universe
+    move_cap = max(min_nodes, max_nodes - 2) if outputs else max_nodes
+    attempts = 0
+    while len(b.nodes) < move_cap and attempts < 4 * max_nodes:
+        attempts += 1
+        # drawn before every move, the first included, so that shrinking can
+        # delete any move the same way (the flag is ignored below min_nodes)
+        if not draw(_MORE) and len(b.nodes) >= min_nodes:
+            break
+        kind = draw(st.sampled_from(moves))
+        try:
+            if kind is Feature.DIAMOND:
+                build_diamond(b, enabled)
+            elif kind is Feature.CHAIN:
+                build_chain(b, enabled)
+            else:
+                BUILDERS[kind](b, kind)  # type: ignore[index]
+        except NoOperand:
+            continue
+    if outputs:
+        build_outputs(b)
+    while len(b.nodes) < min_nodes:  # only when every move found no operand
+        BUILDERS[OpKind.NEG](b, OpKind.NEG)
+    return b.graph("fuzz")
