@@ -1,5 +1,6 @@
 """Schedules to compile a graph with (DESIGN §8): the schedulers' own, seeded
-random legal orders, adversarial ones, Z3-found witnesses, and every legal
+random legal orders, adversarial ones, pair witnesses (two legal orders of the
+dependency model that put a conflicting pair both ways), and every legal
 order when a graph has few enough.
 
 Legality is that of the dependency model *in the caller's context*: under a
@@ -16,7 +17,7 @@ from __future__ import annotations
 import enum
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import networkx as nx
 from hypothesis import strategies as st
@@ -46,7 +47,7 @@ class ScheduleSource(enum.Enum):
     SCHEDULER = "scheduler"  # the compiler's scheduler picks the order
     RANDOM = "random"  # a seeded uniformly random legal order
     ADVERSARIAL = "adversarial"  # writers as early, readers as late as legality allows
-    WITNESS = "witness"  # a Z3 model that orders a conflicting pair both ways
+    WITNESS = "witness"  # a legal order per direction of a conflicting pair the model leaves unordered
     EXHAUSTIVE = "exhaustive"  # one of every legal order of a small graph
     GIVEN = "given"  # a case's own schedule, or one a caller passes
 
@@ -72,15 +73,15 @@ def schedulable(graph: Graph) -> Graph:
     return break_save_cycles(dce(graph))
 
 
-def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tuple[str, ...]:
-    """A uniformly random ready node each step (Kahn's algorithm). Independent
-    of the compiler's own random scheduler, so that a bug there is not shared."""
+def _kahn(graph: Graph, deps: nx.DiGraph, pick: Callable[[int], int]) -> tuple[str, ...]:
+    """Kahn's algorithm over ``deps``: each step runs the ready node at index
+    ``pick(len(ready))`` of the ready nodes in creation order."""
     indegree = {n: deps.in_degree(n) for n in deps.nodes}
     key = graph.creation_order.__getitem__
     ready = sorted((n for n, d in indegree.items() if d == 0), key=key)
     order: list[str] = []
     while ready:
-        name = ready.pop(rng.randrange(len(ready)))
+        name = ready.pop(pick(len(ready)))
         order.append(name)
         for succ in deps.successors(name):
             indegree[succ] -= 1
@@ -92,6 +93,12 @@ def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tu
     return tuple(order)
 
 
+def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tuple[str, ...]:
+    """A uniformly random ready node each step. Independent of the compiler's
+    own random scheduler, so that a bug there is not shared."""
+    return _kahn(graph, deps, rng.randrange)
+
+
 def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
     """Every legal order when there are at most ``limit``, else ``None``."""
     orders = list(all_legal_orders(graph, limit=limit + 1))
@@ -100,9 +107,10 @@ def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
     return orders
 
 
-def _witnesses(graph: Graph) -> list[tuple[str, ...]]:
-    """Z3-found orders for each pair of nodes that touch the same storage,
-    at least one writing: one order per direction the model allows."""
+def _pair_witnesses(graph: Graph) -> list[tuple[str, ...]]:
+    """For each pair of nodes that touch the same storage, at least one
+    writing, and that the dependency model leaves unordered: a legal order
+    with each first (``refcompiler.proofs.witness_schedules``, from the graph)."""
     effects = node_effects(graph)
     names = [n.name for n in graph.nodes]
     out: list[tuple[str, ...]] = []
@@ -122,14 +130,11 @@ def case_schedules(
     seed: int = 0,
     schedulers: Sequence[str] = ("topo",),
     randoms: int = 1,
-    adversarial: bool = True,
-    witnesses: bool = False,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
 ) -> list[ScheduleChoice]:
     """The schedules the oracle checks a case under, deterministic in ``seed``:
     each scheduler's own, ``randoms`` random legal orders, the adversarial
-    order, optionally Z3 witnesses, and every legal order when there are at
-    most ``exhaustive_limit``. Duplicate explicit orders are dropped.
+    order, and every legal order when there are at most ``exhaustive_limit``. Duplicate explicit orders are dropped.
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``schedulable``); an empty list of explicit orders otherwise.
@@ -142,10 +147,7 @@ def case_schedules(
     explicit: list[ScheduleChoice] = [
         ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)
     ]
-    if adversarial:
-        explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
-    if witnesses:
-        explicit.extend(ScheduleChoice(ScheduleSource.WITNESS, o) for o in _witnesses(graph))
+    explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
     if exhaustive_limit:
         orders = _legal_orders(graph, exhaustive_limit) or []
         explicit.extend(ScheduleChoice(ScheduleSource.EXHAUSTIVE, o) for o in orders)
@@ -183,7 +185,7 @@ def schedules(
         elif source is ScheduleSource.ADVERSARIAL:
             options.append(st.just(ScheduleChoice(source, tuple(adversarial_schedule(graph)))))
         elif source is ScheduleSource.WITNESS:
-            found = _witnesses(graph)
+            found = _pair_witnesses(graph)
             if found:
                 options.append(st.sampled_from(found).map(lambda o: ScheduleChoice(ScheduleSource.WITNESS, o)))
         elif source is ScheduleSource.EXHAUSTIVE:
@@ -198,18 +200,6 @@ def schedules(
 def _drawn_order(graph: Graph, deps: nx.DiGraph) -> st.SearchStrategy[ScheduleChoice]:
     @st.composite
     def order(draw: st.DrawFn) -> ScheduleChoice:
-        indegree = {n: deps.in_degree(n) for n in deps.nodes}
-        key = graph.creation_order.__getitem__
-        ready = sorted((n for n, d in indegree.items() if d == 0), key=key)
-        out: list[str] = []
-        while ready:
-            name = ready.pop(draw(st.integers(0, len(ready) - 1)))
-            out.append(name)
-            for succ in deps.successors(name):
-                indegree[succ] -= 1
-                if indegree[succ] == 0:
-                    ready.append(succ)
-            ready.sort(key=key)
-        return ScheduleChoice(ScheduleSource.RANDOM, tuple(out))
+        return ScheduleChoice(ScheduleSource.RANDOM, _kahn(graph, deps, lambda n: draw(st.integers(0, n - 1))))
 
     return order()
