@@ -21,7 +21,7 @@ from fuzz.oracle import CRASH, Signature, Stage, check, check_case, check_reject
 from fuzz.schedules import ScheduleChoice, ScheduleSource
 from fuzz.strategies import graphs, invalid_graphs
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
 
 
