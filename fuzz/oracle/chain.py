@@ -50,7 +50,7 @@ def iter_findings(
     stages = [s for s in chain if s.per_schedule and _applies(s, ctx)]
     if not stages:
         return
-    ctx.prepared  # the correct model's graph, outside the mutant, before any schedule
+    _ = ctx.prepared  # the correct model's graph: made here, outside the mutant, before any schedule
     if callable(choices):
         try:
             with activate(ctx.mutant):

@@ -20,13 +20,9 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, free
 __all__ = ["F32", "I32", "MAX_DIM", "MAX_RANK", "MAX_SEED", "Feature", "Value", "Builder", "NoOperand", "fits"]
 
 F32 = Dtype.FLOAT32
-
 I32 = Dtype.INT32
-
 MAX_DIM = 4
-
 MAX_RANK = 3
-
 MAX_SEED = 2**16
 
 
@@ -79,7 +75,11 @@ class Value:
     def rank(self) -> int:
         return len(self.type.shape)
 
+
 class Builder:
+    """The mutable scratch state of one graph draw: storage, nodes and the
+    values made so far; ``draw`` is the Hypothesis draw function."""
+
     def __init__(self, draw: Callable, features: frozenset[Feature], max_nodes: int):
         self.draw = draw
         self.features = features
@@ -226,18 +226,22 @@ class Builder:
     def graph(self, name: str) -> Graph:
         return Graph(name=name, storage=tuple(self.storage), nodes=tuple(self.nodes))
 
+
 class NoOperand(Exception):
     """A recipe found no operand it can use; the move is skipped."""
+
 
 def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:
     given = dict(node.attrs)
     return {a.name: given.get(a.name, a.default) for a in spec.attrs}
+
 
 def _int_bound(kind: OpKind, inputs: tuple[Value, ...]) -> int | None:
     """Ops on int32 values only move them around (identity, transpose, concat,
     roll, reshape), so the result's bound is the largest operand bound."""
     bounds = [v.id_high for v in inputs if v.id_high is not None]
     return max(bounds) if bounds else None
+
 
 def fits(spec: OpSpec, types: list[TensorType], attrs: dict[str, object] | None = None) -> bool:
     full = {a.name: a.default for a in spec.attrs} | (attrs or {})

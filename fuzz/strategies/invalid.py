@@ -22,6 +22,7 @@ __all__ = ["REJECTABLE", "invalid_graphs"]
 # Invariants ``invalid_graphs`` can break, each with one small edit.
 REJECTABLE = ("G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4")
 
+
 def invalid_graphs(invariant: str, *, max_nodes: int = 8) -> st.SearchStrategy[Graph]:
     """Graphs that break exactly ``invariant`` (one of ``REJECTABLE``): a valid
     graph from ``graphs()`` plus one small edit. Every such graph loads through
@@ -29,6 +30,7 @@ def invalid_graphs(invariant: str, *, max_nodes: int = 8) -> st.SearchStrategy[G
     if invariant not in REJECTABLE:
         raise InvalidArgument(f"invariant must be one of {', '.join(REJECTABLE)}, got {invariant!r}")
     return _invalid(invariant, max_nodes)
+
 
 @st.composite
 def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
@@ -38,6 +40,7 @@ def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
     breaker = draw(st.sampled_from(_BREAKERS[invariant]))
     graph = draw(graphs(max_nodes=max_nodes))
     return breaker(_Editor(draw, graph))
+
 
 class _Editor:
     """Adds storage and nodes with fresh names to a valid graph."""
@@ -93,9 +96,11 @@ def _g1_cycle(e: _Editor) -> Graph:
         e.node(OpKind.NEG, [a], name=b)
     return e.result()
 
+
 def _g1_arity(e: _Editor) -> Graph:
     e.node(OpKind.ADD, [e.storage_of(StorageKind.PLACEHOLDER, e.shape())])
     return e.result()
+
 
 def _g1_shape(e: _Editor) -> Graph:
     d = e.draw(st.integers(2, MAX_DIM))
@@ -104,10 +109,12 @@ def _g1_shape(e: _Editor) -> Graph:
     e.node(e.draw(st.sampled_from([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB])), [x, y])
     return e.result()
 
+
 def _g1_dtype(e: _Editor) -> Graph:
     ids = e.storage_of(StorageKind.PLACEHOLDER, e.shape(), I32)
     e.node(e.draw(st.sampled_from([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM])), [ids])
     return e.result()
+
 
 def _g1_attr(e: _Editor) -> Graph:
     x = e.storage_of(StorageKind.PLACEHOLDER, e.shape())
@@ -118,12 +125,14 @@ def _g1_attr(e: _Editor) -> Graph:
         e.node(OpKind.ROLL, [x], attrs={"shift": 2})  # roll has no attributes
     return e.result()
 
+
 def _g1_save_type(e: _Editor) -> Graph:
     shape = e.shape()
     x = e.storage_of(StorageKind.PLACEHOLDER, shape)
     target = e.storage_of(StorageKind.PLACEHOLDER, shape + (2,))
     e.node(OpKind.SAVE, [x], attrs={"target": target})
     return e.result()
+
 
 def _g1_result_index(e: _Editor) -> Graph:
     producers = [n for n in e.nodes if OPS[n.op].results]
@@ -133,9 +142,11 @@ def _g1_result_index(e: _Editor) -> Graph:
     e.node(OpKind.IDENTITY, [Ref(n.name, len(OPS[n.op].results) + 1)])
     return e.result()
 
+
 def _own1_orphan(e: _Editor) -> Graph:
     e.storage_of(StorageKind.OWNED, e.shape(), owner=None)
     return e.result()
+
 
 def _own1_unlisted(e: _Editor) -> Graph:
     if not e.nodes:
@@ -143,6 +154,7 @@ def _own1_unlisted(e: _Editor) -> Graph:
     owner = e.draw(st.sampled_from(e.nodes)).name
     e.storage_of(StorageKind.OWNED, e.shape(), owner=owner)
     return e.result()
+
 
 def _an_owned(e: _Editor) -> Storage:
     """An owned variable of the graph, or a fresh accumulate that owns one."""
@@ -156,20 +168,24 @@ def _an_owned(e: _Editor) -> Storage:
     e.node(OpKind.ACCUMULATE, [x], state=(acc,), name=name)
     return e.storage[[s.name for s in e.storage].index(acc)]
 
+
 def _own2_read(e: _Editor) -> Graph:
     owned = _an_owned(e)
     e.node(OpKind.IDENTITY, [owned.name])
     return e.result()
+
 
 def _own2_save(e: _Editor) -> Graph:
     owned = _an_owned(e)
     e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, owned.shape)], attrs={"target": owned.name})
     return e.result()
 
+
 def _own2_foreign_state(e: _Editor) -> Graph:
     owned = _an_owned(e)
     e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, owned.shape)], state=(owned.name,))
     return e.result()
+
 
 def _a_constant(e: _Editor) -> Storage:
     c = e.existing(lambda s: s.kind is StorageKind.CONSTANT and s.dtype is F32)
@@ -178,15 +194,18 @@ def _a_constant(e: _Editor) -> Storage:
     name = e.storage_of(StorageKind.CONSTANT, e.shape())
     return e.storage[-1] if e.storage[-1].name == name else next(s for s in e.storage if s.name == name)
 
+
 def _own3_save(e: _Editor) -> Graph:
     c = _a_constant(e)
     e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, c.shape)], attrs={"target": c.name})
     return e.result()
 
+
 def _own3_state(e: _Editor) -> Graph:
     c = _a_constant(e)
     e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, c.shape)], state=(c.name,))
     return e.result()
+
 
 def _own4_two_saves(e: _Editor) -> Graph:
     saved = {n.target for n in e.nodes if n.op is OpKind.SAVE}
@@ -198,6 +217,7 @@ def _own4_two_saves(e: _Editor) -> Graph:
     e.node(OpKind.SAVE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], attrs={"target": p.name})
     return e.result()
 
+
 def _own4_state(e: _Editor) -> Graph:
     p = e.existing(lambda s: s.kind is StorageKind.PLACEHOLDER and s.dtype is F32)
     if p is None:
@@ -205,6 +225,7 @@ def _own4_state(e: _Editor) -> Graph:
         p = e.storage[-1]
     e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], state=(p.name,))
     return e.result()
+
 
 _BREAKERS: dict[str, list[Callable[[_Editor], Graph]]] = {
     "G-1": [_g1_cycle, _g1_arity, _g1_shape, _g1_dtype, _g1_attr, _g1_save_type, _g1_result_index],

@@ -17,6 +17,7 @@ __all__ = ["build_diamond", "build_chain", "build_outputs", "produced"]
 # Whether a diamond's left branch is a view (when reshape is enabled).
 _VIEW = st.sampled_from([False, True, True])
 
+
 def produced(b: Builder, t: TensorType, enabled: list[OpKind]) -> Value:
     """A new activation of type ``t`` (float): an elementwise op of the
     enabled set (``neg`` when none is) on fresh storage."""
@@ -24,6 +25,7 @@ def produced(b: Builder, t: TensorType, enabled: list[OpKind]) -> Value:
     kind = b.draw(st.sampled_from(ops))
     b.add_node(kind, [b.fresh(t)])
     return b.values[-1]
+
 
 def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
     """x -> left (a view of x, or elementwise) and right (elementwise: a
@@ -53,9 +55,11 @@ def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
         pair.reverse()
     b.add_node(b.draw(st.sampled_from(binary)), pair)
 
+
 # Single-input ops a chain may use: elementwise ones run in place; a stencil,
 # a transpose or a reduction must not.
 _CHAIN_OPS = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP, OpKind.IDENTITY, OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE, OpKind.REDUCE_SUM)
+
 
 def build_chain(b: Builder, enabled: list[OpKind]) -> None:
     """x -> op1 -> op2 (-> op3), each op reading the previous result only: the
@@ -79,6 +83,7 @@ def build_chain(b: Builder, enabled: list[OpKind]) -> None:
         BUILDERS[kind](_Only(b, x), kind)
         x = b.values[-1]
 
+
 class _Only:
     """A builder whose every operand pick returns ``value`` (for a chain)."""
 
@@ -97,6 +102,7 @@ class _Only:
 
     def any_value(self, *, min_rank: int = 0) -> Value:
         return self._value
+
 
 def build_outputs(b: Builder) -> None:
     """Save results no node reads (rank >= 1) into placeholders, those of

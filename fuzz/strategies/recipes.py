@@ -20,6 +20,7 @@ from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, Builder, Featur
 
 __all__ = ["Recipe", "BUILDERS", "SPECIAL", "UNARY", "BINARY", "recipe_for", "moves_along_first_axis", "save_target"]
 
+
 def _broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that broadcasts with ``shape``: a suffix of it with some dims set
     to 1, or (where ``shape`` has a 1) widened."""
@@ -36,6 +37,7 @@ def _broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
         out.append(d)
     return tuple(out)
 
+
 def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
     first = b.any_float()
     if Feature.BROADCAST in b.features and b.draw(st.booleans()):
@@ -51,19 +53,24 @@ def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
         first, other = other, first
     return first, other
 
+
 def _build_binary(b: Builder, kind: OpKind) -> None:
     b.add_node(kind, _binary_operands(b, OPS[kind]))
+
 
 def _build_unary_float(b: Builder, kind: OpKind) -> None:
     b.add_node(kind, [b.any_float()])
 
+
 def _build_unary_any(b: Builder, kind: OpKind) -> None:
     b.add_node(kind, [b.any_value()])
+
 
 def moves_along_first_axis(v: Value) -> bool:
     """Whether a stencil along the first axis (roll) moves elements of ``v``:
     with a first axis of size 1 it is the identity, and hides in-place bugs."""
     return v.rank >= 1 and v.type.shape[0] >= 2
+
 
 def _build_roll(b: Builder, kind: OpKind) -> None:
     # mostly an activation whose first axis roll actually moves along: a
@@ -74,6 +81,7 @@ def _build_roll(b: Builder, kind: OpKind) -> None:
         lambda: b.any_value(min_rank=1),
     )
     b.add_node(kind, [x])
+
 
 def _build_matmul(b: Builder, kind: OpKind) -> None:
     spec = OPS[kind]
@@ -94,12 +102,14 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
     other = b.pick(lambda v: v.is_float and v.rank >= 1 and fits(spec, [a.type, v.type]), fresh_b)
     b.add_node(kind, [a, other])
 
+
 def _build_transpose(b: Builder, kind: OpKind) -> None:
     x = b.any_value()
     attrs: dict[str, object] = {}
     if b.draw(st.booleans()):
         attrs["perm"] = list(b.draw(st.permutations(list(range(x.rank)))))
     b.add_node(kind, [x], attrs=attrs)
+
 
 def _build_reduce_sum(b: Builder, kind: OpKind) -> None:
     x = b.any_float()
@@ -112,6 +122,7 @@ def _build_reduce_sum(b: Builder, kind: OpKind) -> None:
     if b.draw(st.booleans()):
         attrs["keepdims"] = b.draw(st.booleans())
     b.add_node(kind, [x], attrs=attrs)
+
 
 def _build_concat(b: Builder, kind: OpKind) -> None:
     first = b.any_value(min_rank=1)
@@ -138,6 +149,7 @@ def _build_concat(b: Builder, kind: OpKind) -> None:
         parts.reverse()
     b.add_node(kind, parts, attrs={"axis": axis})
 
+
 def _factor_shape(b: Builder, size: int) -> tuple[int, ...]:
     """A random shape with ``size`` elements and 1..3 dimensions."""
     primes = []
@@ -152,9 +164,11 @@ def _factor_shape(b: Builder, size: int) -> tuple[int, ...]:
         dims[b.draw(st.integers(0, len(dims) - 1))] *= p
     return tuple(dims)
 
+
 def _build_reshape(b: Builder, kind: OpKind) -> None:
     x = b.any_value()
     b.add_node(kind, [x], attrs={"shape": list(_factor_shape(b, x.type.size))})
+
 
 def _build_sgd_momentum(b: Builder, kind: OpKind) -> None:
     w = b.any_float()
@@ -169,6 +183,7 @@ def _build_sgd_momentum(b: Builder, kind: OpKind) -> None:
         attrs["mu"] = b.draw(st.sampled_from([0.9, 0.5, 0.0]))
     b.add_node(kind, [w, g, v], attrs=attrs)
 
+
 def _build_quantization_profile(b: Builder, kind: OpKind) -> None:
     x = b.any_float()
     name = b.node_name(kind)
@@ -179,6 +194,7 @@ def _build_quantization_profile(b: Builder, kind: OpKind) -> None:
         lo = b.draw(st.sampled_from([-4.0, -2.0, -1.0, 0.0]))
         attrs = {"lo": lo, "hi": lo + b.draw(st.sampled_from([1.0, 2.0, 8.0]))}
     b.add_node(kind, [x], state=state, attrs=attrs, name=name)
+
 
 def _build_embedding_update(b: Builder, kind: OpKind) -> None:
     name = b.node_name(kind)
@@ -192,11 +208,13 @@ def _build_embedding_update(b: Builder, kind: OpKind) -> None:
     table = b.owned(name, "table", TensorType((rows, cols), F32))
     b.add_node(kind, [ids, grad], state=(table,), name=name)
 
+
 def _build_accumulate(b: Builder, kind: OpKind) -> None:
     x = b.any_float(min_rank=1)
     name = b.node_name(kind)
     acc = b.owned(name, "acc", x.type)
     b.add_node(kind, [x], state=(acc,), name=name)
+
 
 def save_target(b: Builder, value: Value) -> str:
     """An unsaved placeholder of the value's type: one that nodes read (the
@@ -218,12 +236,14 @@ def save_target(b: Builder, value: Value) -> str:
     readable = Feature.READ_SAVE in b.features
     return b.new_storage(value.type, StorageKind.PLACEHOLDER, id_high=value.id_high, readable=readable).ref.name
 
+
 def _build_save(b: Builder, kind: OpKind) -> None:
     if Feature.SAVE_CYCLE in b.features and len(b.nodes) + 2 <= b.max_nodes and b.draw(st.booleans()):
         _build_swap(b)
         return
     value = b.pick(lambda v: v.rank >= 1, lambda: b.fresh(TensorType(b.shape(), F32)))
     b.save(value, save_target(b, value))
+
 
 def _build_swap(b: Builder) -> None:
     """save(p -> q) and save(q -> p): each save reads the other's target, so the

@@ -18,6 +18,7 @@ from fuzz.strategies.recipes import BUILDERS
 
 __all__ = ["graphs"]
 
+
 def graphs(
     *,
     ops: Iterable[OpKind] | None = None,
@@ -47,6 +48,7 @@ def graphs(
         raise InvalidArgument(f"need 1 <= min_nodes <= max_nodes, got min_nodes={min_nodes}, max_nodes={max_nodes}")
     return _graphs(universe, feats, min_nodes, max_nodes, swarm)
 
+
 # Swarm: whether to disable a feature. The patterns that build hazards
 # (diamonds, chains, placeholders read and saved) are kept three times in
 # four, the others half the time; shrinking (to False) enables everything.
@@ -56,6 +58,7 @@ _PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
 
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
 _MORE = st.sampled_from([False] + [True] * 7)
+
 
 @st.composite
 def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, ...], min_nodes: int, max_nodes: int, swarm: bool) -> Graph:
