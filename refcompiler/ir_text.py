@@ -38,11 +38,11 @@ from typing import Any
 
 from specs import Dtype, OpKind, TensorType
 
-from refcompiler.errors import MalformedInput
+from refcompiler.errors import InvariantViolation, MalformedInput
 from refcompiler.graph import Init
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
 
-__all__ = ["print_program", "parse_program", "format_instr", "context_lines"]
+__all__ = ["print_program", "parse_program", "format_instr", "context_lines", "ir_violation"]
 
 _NAME = re.compile(r"%?[A-Za-z_][A-Za-z0-9_.\-]*(?::[0-9]+)?")
 _INT = re.compile(r"-?[0-9]+")
@@ -104,6 +104,14 @@ def context_lines(p: Program, index: int, radius: int = 3) -> str:
         offset = offsets.get(instr.name) if instr.opcode is Opcode.ALLOC else None
         out.append(f"  {'>' if i == index else ' '} {i:>{width}}: {format_instr(instr, offset)}")
     return "\n".join(out)
+
+
+def ir_violation(program: Program, index: int, invariant: str, message: str, *names: str) -> InvariantViolation:
+    """The one way to report a fault at instruction ``index`` of ``program``: an
+    ``InvariantViolation`` whose message quotes the instruction (on one line) and
+    whose context shows the IR around it (``context_lines``)."""
+    text = f"instruction {index} `{' '.join(format_instr(program.instrs[index]).split())}`: {message}"
+    return InvariantViolation(invariant, text, names=names, context=context_lines(program, index))
 
 
 def _implicit_operands(instr: Instr) -> bool:
