@@ -142,18 +142,10 @@ class _Machine:
     def run(self) -> None:
         self.arena.fill(POISON)
         self.shadow.reset()
+        step = {Opcode.ALLOC: self.alloc, Opcode.DEALLOC: self.dealloc, Opcode.VIEW: self.view, Opcode.COPY: self.copy}
         for index, instr in enumerate(self.program.instrs):
             self.index = index
-            if instr.opcode is Opcode.ALLOC:
-                self.alloc(instr)
-            elif instr.opcode is Opcode.DEALLOC:
-                self.dealloc(instr)
-            elif instr.opcode is Opcode.VIEW:
-                self.view(instr)
-            elif instr.opcode is Opcode.COPY:
-                self.copy(instr)
-            else:
-                self.kernel(instr)
+            step.get(instr.opcode, self.kernel)(instr)
         self.shadow.finish()
 
     def fail(self, inv: str, message: str, *names: str) -> Exception:
