@@ -28,11 +28,10 @@ def table_lines(
     *,
     right: bool = False,
     indent: int = 0,
-    show_header: bool = True,
 ) -> list[str]:
     """``rows`` under ``header`` as text lines, one per row (after the header);
     cells right-aligned when ``right`` (numbers), else left-aligned."""
-    table = Table(box=None, show_header=show_header, pad_edge=False, padding=(0, 1))
+    table = Table(box=None, pad_edge=False, padding=(0, 1))
     for name in header:
         table.add_column(Text(name), justify="right" if right else "left", no_wrap=True, header_style="bold")
     for row in rows:
