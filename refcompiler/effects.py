@@ -16,13 +16,23 @@ from specs import OpKind
 
 from refcompiler.graph import Graph, Node, Ref
 
-__all__ = ["Effects", "node_effects", "storage_behind"]
+__all__ = ["Effects", "node_effects", "storage_behind", "conflict_storage"]
 
 
 @dataclass(frozen=True)
 class Effects:
     reads: frozenset[str]
     writes: frozenset[str]
+
+    @property
+    def touches(self) -> frozenset[str]:
+        return self.reads | self.writes
+
+
+def conflict_storage(a: Effects, b: Effects) -> frozenset[str]:
+    """The conflict test (DESIGN §4): the storage on which effects ``a`` and ``b``
+    conflict, i.e. that both touch and at least one of them writes."""
+    return (a.writes & b.touches) | (b.writes & a.touches)
 
 
 def storage_behind(graph: Graph, ref: Ref) -> str | None:

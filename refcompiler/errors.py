@@ -84,6 +84,18 @@ class InvariantViolation(RefCompilerError):
             text += "\n" + context
         super().__init__(text)
 
+    def at(self, stage: str) -> "InvariantViolation":
+        """The same violation, found at ``stage`` (which leads its message)."""
+        return InvariantViolation(
+            self.invariant,
+            self.detail,
+            names=self.names,
+            context=self.context,
+            stage=stage,
+            instruction=self.instruction,
+            instruction_name=self.instruction_name,
+        )
+
 
 class ExecutionError(RefCompilerError):
     exit_code = 1

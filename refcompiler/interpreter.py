@@ -39,9 +39,10 @@ from specs import TensorType
 
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.graph import Storage, StorageKind, initial_value
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
+from refcompiler.ir_text import ir_violation
 from refcompiler.kernels import run_kernel
-from refcompiler.sanitizer import Shadow, violation
+from refcompiler.sanitizer import Shadow
 from refcompiler.spec import spec_of
 
 __all__ = ["execute", "POISON", "CHUNKS"]
@@ -141,22 +142,14 @@ class _Machine:
     def run(self) -> None:
         self.arena.fill(POISON)
         self.shadow.reset()
+        step = {Opcode.ALLOC: self.alloc, Opcode.DEALLOC: self.dealloc, Opcode.VIEW: self.view, Opcode.COPY: self.copy}
         for index, instr in enumerate(self.program.instrs):
             self.index = index
-            if instr.opcode is Opcode.ALLOC:
-                self.alloc(instr)
-            elif instr.opcode is Opcode.DEALLOC:
-                self.dealloc(instr)
-            elif instr.opcode is Opcode.VIEW:
-                self.view(instr)
-            elif instr.opcode is Opcode.COPY:
-                self.copy(instr)
-            else:
-                self.kernel(instr)
+            step.get(instr.opcode, self.kernel)(instr)
         self.shadow.finish()
 
     def fail(self, inv: str, message: str, *names: str) -> Exception:
-        return violation(self.program, self.index, inv, message, *names)
+        return ir_violation(self.program, self.index, inv, message, *names)
 
     def region(self, name: str) -> tuple[int, int]:
         """The arena bytes of activation ``name``."""
@@ -250,25 +243,22 @@ class _Machine:
     # -- data instructions ---------------------------------------------------------
 
     def copy(self, instr: Instr) -> None:
-        kinds = [o.kind for o in instr.operands]
-        if kinds != [OperandKind.OUT, OperandKind.IN]:
-            raise self.fail("IR-1", "a copy takes @out destination, @in source", instr.name)
+        self.check_signature(instr)
         dest, source = self.prepare(instr)
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
         self.poison(dest)
         self.commit(dest, lambda: source.array().copy())
 
+    def check_signature(self, instr: Instr) -> None:
+        problem = signature_problem(instr)
+        if problem is not None:
+            raise self.fail("IR-1", problem, instr.name)
+
     def kernel(self, instr: Instr) -> None:
-        if instr.op is None:
-            raise self.fail("IR-1", "a kernel without an op", instr.name)
-        spec = spec_of(instr.op)
-        kinds = [o.kind for o in instr.operands]
-        n_out, n_in, n_state = (kinds.count(k) for k in (OperandKind.OUT, OperandKind.IN, OperandKind.INOUT))
-        expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
-        inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
-        if kinds != expected or n_out != len(spec.results) or not inputs_ok or n_state != len(spec.state):
-            raise self.fail("IR-1", f"{spec.name} takes its results @out, inputs @in, state @inout, in that order", instr.name)
+        self.check_signature(instr)
+        spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
+        n_out, n_in = len(instr.operands_of(OperandKind.OUT)), len(instr.operands_of(OperandKind.IN))
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):

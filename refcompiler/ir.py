@@ -24,8 +24,9 @@ from functools import cached_property
 from specs import OpKind, TensorType
 
 from refcompiler.graph import Init
+from refcompiler.spec import spec_of
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "signature_problem"]
 
 
 class OperandKind(enum.Enum):
@@ -141,6 +142,40 @@ class Program:
     def offset_of(self) -> dict[str, int]:
         return dict(self.offsets)
 
+    @cached_property
+    def placeholder_writers(self) -> dict[str, tuple[tuple[Opcode, str], ...]]:
+        """Who may write each saved placeholder (IR-4), as ``(opcode, instruction
+        name)``: its save's ``copy``, then the ``kernel`` producing the saved value
+        (which writes it once copy elimination has removed the copy). A
+        placeholder not listed is never saved: nothing may write it."""
+        out: dict[str, list[tuple[Opcode, str]]] = {}
+        for save in self.saves:
+            allowed = out.setdefault(save.target, [])
+            allowed.append((Opcode.COPY, save.node))
+            if save.producer is not None:
+                allowed.append((Opcode.KERNEL, save.producer))
+        return {target: tuple(allowed) for target, allowed in out.items()}
+
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
         """A new program with other instructions; allocation results are dropped."""
         return replace(self, instrs=tuple(instrs), offsets=(), peak_bytes=None)
+
+
+def signature_problem(instr: Instr) -> str | None:
+    """What is wrong with the operand kinds of a ``copy`` or ``kernel`` (IR-1), or
+    ``None``: a copy takes ``@out`` destination, ``@in`` source; a kernel has an op
+    and takes its results ``@out``, its inputs ``@in`` and its state ``@inout``, in
+    that order and in the numbers its spec says. Types are the caller's to check."""
+    kinds = [o.kind for o in instr.operands]
+    if instr.opcode is Opcode.COPY:
+        return None if kinds == [OperandKind.OUT, OperandKind.IN] else "a copy takes @out destination, @in source"
+    if instr.op is None:
+        return "a kernel without an op"
+    spec = spec_of(instr.op)
+    n_out, n_in, n_state = (kinds.count(k) for k in (OperandKind.OUT, OperandKind.IN, OperandKind.INOUT))
+    expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
+    inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
+    if kinds == expected and n_out == len(spec.results) and inputs_ok and n_state == len(spec.state):
+        return None
+    n_inputs = "1 or more" if spec.variadic else len(spec.inputs)
+    return f"{spec.name} takes {len(spec.results)} @out, {n_inputs} @in, {len(spec.state)} @inout, in that order"

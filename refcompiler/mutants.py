@@ -38,22 +38,22 @@ def _sched_drop_save_war() -> dict[Any, Callable[..., Any]]:
 def _verify_allow_foreign_state() -> dict[Any, Callable[..., Any]]:
     from specs import OpKind
 
-    from refcompiler import verifier
+    from refcompiler import ownership
 
     def check_own2(graph: Any) -> Iterator[Any]:
         # only the save-into-owned rule is left: data reads and foreign state pass
-        for v in verifier.check_own2.original(graph):
+        for v in ownership.check_own2.original(graph):
             node, storage = graph.node_by_name[v.names[0]], v.names[1]
             if node.op is OpKind.SAVE and node.target == storage:
                 yield v
 
-    return {verifier.check_own2: check_own2}
+    return {ownership.check_own2: check_own2}
 
 
 def _verify_allow_two_saves() -> dict[Any, Callable[..., Any]]:
-    from refcompiler import verifier
+    from refcompiler import ownership
 
-    return {verifier.check_one_save_per_placeholder: lambda graph: iter(())}
+    return {ownership.check_one_save_per_placeholder: lambda graph: iter(())}
 
 
 def _share_ignore_later_reads() -> dict[Any, Callable[..., Any]]:

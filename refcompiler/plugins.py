@@ -1,12 +1,14 @@
-"""Loading a user's code named as ``module:attribute`` (a scheduler, a pipeline)."""
+"""A user's code: loading it as ``module:attribute`` (a scheduler, a pipeline)
+and calling it as untrusted code."""
 
 from __future__ import annotations
 
 import importlib
+from typing import Callable
 
-from refcompiler.errors import UsageError
+from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 
-__all__ = ["load_attribute"]
+__all__ = ["load_attribute", "call_untrusted"]
 
 
 def load_attribute(spec: str, what: str) -> object:
@@ -23,3 +25,16 @@ def load_attribute(spec: str, what: str) -> object:
         return getattr(module, attribute)
     except AttributeError:
         raise UsageError(f"{what} {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
+
+
+def call_untrusted(fn: Callable[..., object], what: str, *args: object) -> object:
+    """``fn(*args)``, where ``fn`` is a user's code described by ``what`` (e.g.
+    "the scheduler my_sched.schedule", "pass my_pass"). An exception it raises is
+    a finding about it (``ExecutionError``, exit 1), not a bug in refc; a
+    ``RefCompilerError`` passes through as it is."""
+    try:
+        return fn(*args)
+    except RefCompilerError:
+        raise
+    except Exception as e:
+        raise ExecutionError(f"{what} raised {type(e).__name__}: {e}") from None

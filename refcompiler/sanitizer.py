@@ -29,25 +29,12 @@ import numpy as np
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.ir_text import context_lines, format_instr
+from refcompiler.ir_text import ir_violation
 
-__all__ = ["DEAD", "UNINIT", "INIT", "Shadow", "violation"]
+__all__ = ["DEAD", "UNINIT", "INIT", "Shadow"]
 
 DEAD, UNINIT, INIT = 0, 1, 2
 NO_OWNER = -1
-
-
-def violation(program: Program, index: int, inv: str, message: str, *names: str) -> InvariantViolation:
-    """An ``InvariantViolation`` at instruction ``index``, with the IR around it."""
-    instr = program.instrs[index]
-    return InvariantViolation(
-        inv,
-        f"instruction {index} `{format_instr(instr).strip()}`: {message}",
-        names=names,
-        context=context_lines(program, index),
-        instruction=index,
-        instruction_name=instr.name,
-    )
 
 
 class Shadow:
@@ -61,12 +48,7 @@ class Shadow:
         for i in program.instrs:
             if i.opcode is Opcode.ALLOC:
                 self.ids.setdefault(i.name, len(self.ids))
-        self.writers: dict[str, list[tuple[Opcode, str]]] = {}
-        for save in program.saves:
-            allowed = self.writers.setdefault(save.target, [])
-            allowed.append((Opcode.COPY, save.node))
-            if save.producer is not None:
-                allowed.append((Opcode.KERNEL, save.producer))
+        self.writers = program.placeholder_writers
         self.reset()
 
     def reset(self) -> None:
@@ -80,7 +62,7 @@ class Shadow:
         self.saved_by_copy: dict[str, int] = {}  # the same, for a write by the save's copy
 
     def fail(self, index: int, inv: str, message: str, *names: str) -> InvariantViolation:
-        return violation(self.program, index, inv, message, *names)
+        return ir_violation(self.program, index, inv, message, *names)
 
     # -- lifetimes ---------------------------------------------------------
 
@@ -158,8 +140,8 @@ class Shadow:
             )
         if not operand.kind.writes:
             return
-        if (instr.opcode, instr.name) not in self.writers.get(name, []):
-            allowed = " or ".join(f"{op.value} {n}" for op, n in self.writers.get(name, [])) or "nothing (it is not saved)"
+        if (instr.opcode, instr.name) not in self.writers.get(name, ()):
+            allowed = " or ".join(f"{op.value} {n}" for op, n in self.writers.get(name, ())) or "nothing (it is not saved)"
             raise self.fail(index, "IR-4", f"placeholder {name}{via} is written by {instr.name}; only by {allowed}", name)
         if name in self.written and self.written[name] != index:
             raise self.fail(index, "IR-4", f"placeholder {name} is written again (first at instruction {self.written[name]})", name)

@@ -3,8 +3,8 @@
 ``violations(graph)`` lists every broken invariant it finds, each an
 ``InvariantViolation`` carrying the id and the names involved; ``verify``
 raises the first. ``infer_types`` gives every node result its type (it is part
-of G-1). Each ownership rule is one swappable function so that a mutant can
-weaken exactly one rule.
+of G-1). The ownership rules (OWN-1..4) are ``refcompiler.ownership``'s, one
+swappable function each so that a mutant can weaken exactly one rule.
 
 Checked, per id:
 - G-1: references resolve to a result that exists; arity, state count, dtypes,
@@ -28,8 +28,8 @@ import networkx as nx
 from specs import AttrKind, Dtype, OpKind, ShapeError, TensorType
 
 from refcompiler.errors import InvariantViolation
-from refcompiler.graph import Graph, Node, Ref, StorageKind
-from refcompiler.variants import swappable
+from refcompiler.graph import Graph, Node, Ref
+from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 
 __all__ = ["verify", "violations", "infer_types", "data_graph", "result_count"]
 
@@ -215,93 +215,3 @@ def infer_types(graph: Graph) -> Types:
                     target.name,
                 )
     return types
-
-
-@swappable
-def check_own1(graph: Graph) -> Iterator[InvariantViolation]:
-    for s in graph.storage_of_kind(StorageKind.OWNED):
-        if s.owner is None:
-            yield InvariantViolation("OWN-1", f"owned variable '{s.name}' names no owner", names=(s.name,))
-            continue
-        owner = graph.node_by_name.get(s.owner)
-        if owner is not None and s.name not in owner.state:
-            yield InvariantViolation(
-                "OWN-1",
-                f"owned variable '{s.name}' names owner '{s.owner}', which does not list it as state",
-                names=(s.name, s.owner),
-            )
-
-
-@swappable
-def check_own2(graph: Graph) -> Iterator[InvariantViolation]:
-    for node in graph.nodes:
-        for ref in node.inputs:
-            s = graph.storage_by_name.get(ref.name)
-            if s is not None and s.kind is StorageKind.OWNED:
-                yield InvariantViolation(
-                    "OWN-2",
-                    f"node '{node.name}' reads owned variable '{s.name}' as a data input; "
-                    f"owned state is visible only to its owner '{s.owner}' as a state operand",
-                    names=(node.name, s.name),
-                )
-        for st in node.state:
-            s = graph.storage_by_name.get(st)
-            if s is not None and s.kind is StorageKind.OWNED and s.owner != node.name:
-                yield InvariantViolation(
-                    "OWN-2",
-                    f"node '{node.name}' uses owned variable '{s.name}' as state, but its owner is '{s.owner}'",
-                    names=(node.name, s.name),
-                )
-        if node.op is OpKind.SAVE:
-            s = graph.storage_by_name.get(node.target)
-            if s is not None and s.kind is StorageKind.OWNED:
-                yield InvariantViolation(
-                    "OWN-2",
-                    f"save '{node.name}' writes owned variable '{s.name}'; only its owner '{s.owner}' may",
-                    names=(node.name, s.name),
-                )
-
-
-@swappable
-def check_own3(graph: Graph) -> Iterator[InvariantViolation]:
-    for node in graph.nodes:
-        written = list(node.state)
-        if node.op is OpKind.SAVE:
-            written.append(node.target)
-        for name in written:
-            s = graph.storage_by_name.get(name)
-            if s is not None and s.kind is StorageKind.CONSTANT:
-                how = "saves into" if node.op is OpKind.SAVE and name == node.target else "uses as state"
-                yield InvariantViolation(
-                    "OWN-3", f"node '{node.name}' {how} constant '{s.name}'", names=(node.name, s.name)
-                )
-
-
-@swappable
-def check_own4(graph: Graph) -> Iterator[InvariantViolation]:
-    for node in graph.nodes:
-        for st in node.state:
-            s = graph.storage_by_name.get(st)
-            if s is not None and s.kind is StorageKind.PLACEHOLDER:
-                yield InvariantViolation(
-                    "OWN-4",
-                    f"node '{node.name}' ({node.op.value}) writes placeholder '{s.name}' as state; only save may",
-                    names=(node.name, s.name),
-                )
-    yield from check_one_save_per_placeholder(graph)
-
-
-@swappable
-def check_one_save_per_placeholder(graph: Graph) -> Iterator[InvariantViolation]:
-    by_target: dict[str, list[str]] = {}
-    for node in graph.saves():
-        s = graph.storage_by_name.get(node.target)
-        if s is not None and s.kind is StorageKind.PLACEHOLDER:
-            by_target.setdefault(s.name, []).append(node.name)
-    for target, savers in by_target.items():
-        if len(savers) > 1:
-            yield InvariantViolation(
-                "OWN-4",
-                f"placeholder '{target}' is saved by {len(savers)} nodes: {', '.join(savers)}",
-                names=(target, *savers),
-            )

@@ -6,18 +6,14 @@ dtype, attribute and shape checks; lowering (which operands are ``@in``,
 lists); the printers; the fuzzing generators; and the kernel table, which a
 test checks to be complete against this one.
 
-This module holds data and small declarations only; it never imports
-``refcompiler``.
+This module holds data only (the declarations it uses are ``specs.opspec``'s,
+re-exported here); it never imports ``refcompiler``.
 """
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from typing import Callable
-
 from specs import shapes
-from specs.shapes import TensorType
+from specs.opspec import AttrKind, AttrSpec, Dtype, OpKind, OpSpec, StateSpec
 
 __all__ = [
     "AttrKind",
@@ -31,119 +27,6 @@ __all__ = [
 ]
 
 
-class Dtype(enum.Enum):
-    FLOAT32 = "float32"
-    INT32 = "int32"
-
-    @property
-    def itemsize(self) -> int:
-        return 4
-
-
-class OpKind(enum.Enum):
-    ADD = "add"
-    SUB = "sub"
-    MUL = "mul"
-    MAX = "max"
-    RELU = "relu"
-    NEG = "neg"
-    TANH = "tanh"
-    EXP = "exp"
-    IDENTITY = "identity"
-    MATMUL = "matmul"
-    TRANSPOSE = "transpose"
-    REDUCE_SUM = "reduce_sum"
-    CONCAT = "concat"
-    ROLL = "roll"
-    RESHAPE = "reshape"
-    ADD_SUB = "add_sub"
-    SGD_MOMENTUM = "sgd_momentum"
-    QUANTIZATION_PROFILE = "quantization_profile"
-    EMBEDDING_UPDATE = "embedding_update"
-    ACCUMULATE = "accumulate"
-    SAVE = "save"
-
-
-class AttrKind(enum.Enum):
-    """The JSON type an attribute value takes."""
-
-    INT = "int"
-    FLOAT = "float"
-    BOOL = "bool"
-    INT_LIST = "int list"
-    AXES = "int, int list or null"
-    NAME = "storage name"
-
-
-@dataclass(frozen=True)
-class AttrSpec:
-    name: str
-    kind: AttrKind
-    default: object = None
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class StateSpec:
-    """A state operand: an owned variable the op reads and writes (``@inout``)."""
-
-    name: str
-    doc: str
-
-
-@dataclass(frozen=True)
-class OpSpec:
-    """One operation.
-
-    ``inputs`` name the data operands (``@in``); ``variadic`` means the single
-    declared input repeats one or more times. ``results`` name the data results
-    (``@out``), produced in this order. ``state`` lists owned-variable operands
-    (``@inout``). ``inplace[k]`` lists the inputs whose buffer result ``k`` may
-    overwrite; the buffer must also have the result's shape and dtype.
-    ``input_dtypes`` constrains each input (``None``: any dtype).
-    ``shape_rule(inputs, state, attrs)`` returns the result types or raises
-    ``shapes.ShapeError``.
-    """
-
-    kind: OpKind
-    inputs: tuple[str, ...]
-    results: tuple[str, ...]
-    shape_rule: Callable[..., tuple[TensorType, ...]]
-    doc: str
-    input_dtypes: tuple[Dtype | None, ...] = ()
-    variadic: bool = False
-    state: tuple[StateSpec, ...] = ()
-    attrs: tuple[AttrSpec, ...] = ()
-    inplace: tuple[tuple[str, ...], ...] = ()
-    elementwise: bool = False
-    view: bool = False
-    effect: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.kind.value
-
-    def attr(self, name: str) -> AttrSpec:
-        for a in self.attrs:
-            if a.name == name:
-                return a
-        raise KeyError(name)
-
-    def inplace_inputs(self, result: int) -> tuple[int, ...]:
-        """Positions of the inputs result ``result`` may overwrite."""
-        if not self.inplace:
-            return ()
-        names = self.inplace[result]
-        return tuple(i for i, n in enumerate(self.inputs) if n in names)
-
-    def input_dtype(self, position: int) -> Dtype | None:
-        if not self.input_dtypes:
-            return Dtype.FLOAT32
-        if self.variadic:
-            return self.input_dtypes[0]
-        return self.input_dtypes[position]
-
-
 F32 = Dtype.FLOAT32
 
 
@@ -155,7 +38,6 @@ def _binary(kind: OpKind, doc: str) -> OpSpec:
         input_dtypes=(F32, F32),
         shape_rule=shapes.broadcast,
         inplace=(("a", "b"),),
-        elementwise=True,
         doc=doc,
     )
 
@@ -168,7 +50,6 @@ def _unary(kind: OpKind, doc: str) -> OpSpec:
         input_dtypes=(F32,),
         shape_rule=shapes.same_as_first,
         inplace=(("x",),),
-        elementwise=True,
         doc=doc,
     )
 
@@ -189,7 +70,6 @@ _TABLE: tuple[OpSpec, ...] = (
         input_dtypes=(None,),
         shape_rule=shapes.same_as_first,
         inplace=(("x",),),
-        elementwise=True,
         doc="y = a copy of x (any dtype); inserted to break save cycles",
     ),
     OpSpec(
@@ -260,7 +140,6 @@ _TABLE: tuple[OpSpec, ...] = (
         shape_rule=shapes.add_sub,
         # s is produced first and d still reads a and b: s may overwrite nothing.
         inplace=((), ("a", "b")),
-        elementwise=True,
         doc="s = a + b, then d = a - b",
     ),
     OpSpec(
@@ -272,7 +151,6 @@ _TABLE: tuple[OpSpec, ...] = (
         shape_rule=shapes.sgd_momentum,
         # w_new is produced first; v_new still reads v (and g), never w.
         inplace=(("w",), ("v",)),
-        elementwise=True,
         doc="v_new = mu*v + g; w_new = w - lr*v_new (float32 arithmetic)",
     ),
     OpSpec(

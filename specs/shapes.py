@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from specs.ops import Dtype
+    from specs.opspec import Dtype
 
 __all__ = ["ShapeError", "TensorType"]
 

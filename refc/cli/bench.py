@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from refcompiler.errors import UsageError
 from refc.cli.common import positive_seconds, whole_number
+from refc.cli.tables import table_lines
+from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 from refcompiler.proofs import Verdict, prove
@@ -198,8 +199,8 @@ def _render_proofs(data: dict[str, Any]) -> str:
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    """``rows[0]`` is the header; numbers read best right-aligned."""
+    return table_lines(rows[0], rows[1:], right=True, indent=2)
 
 
 # -- section "fuzz" -------------------------------------------------------------------

@@ -40,8 +40,7 @@ def add_mutant_argument(parser: argparse.ArgumentParser) -> None:
 def in_file(path: str, e: InvariantViolation) -> InvariantViolation:
     """``e`` with its message led by the graph file it was found in (``refc run: G:
     after pass P: IR-4: ...``), as ``refc check`` names the file on every line."""
-    stage = f"{path}: {e.stage}" if e.stage else path
-    return InvariantViolation(e.invariant, e.detail, names=e.names, context=e.context, stage=stage)
+    return e.at(f"{path}: {e.stage}" if e.stage else path)
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:

@@ -14,9 +14,11 @@ import argparse
 import json
 import math
 import statistics
+import sys
 from typing import Any
 
 from refc.cli.common import positive_seconds, whole_number
+from refc.cli.tables import table_lines
 from refcompiler.mutants import CATALOG, get
 
 GOAL_SECONDS = 10.0
@@ -47,10 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    width = max(len(r["name"]) for r in rows)
-    comp = max(len(r["component"]) for r in rows)
-    for r in rows:
-        print(f"{r['name']:<{width}}  {r['component']:<{comp}}  {r['description']}")
+    for line in table_lines(("name", "component", "what is wrong"), [(r["name"], r["component"], r["description"]) for r in rows]):
+        print(line)
     return 0
 
 
@@ -84,12 +84,14 @@ def _score(args: argparse.Namespace) -> int:
     for name in names:
         row = score(name, budget=args.budget, seeds=args.seeds)
         results.append(row)
-        if not args.json:
-            print(_line(row), flush=True)
+        if not args.json:  # progress: a score takes a campaign per mutant
+            print(f"refc mutants: {_status(row)}", file=sys.stderr, flush=True)
     survivors = [r["name"] for r in results if not r["killed"]]
     if args.json:
         print(json.dumps({"budget": args.budget, "seeds": args.seeds, "mutants": results}, indent=1))
     else:
+        for line in _score_table(results):
+            print(line)
         slow = [r["name"] for r in results if r["killed"] and r["seconds_to_kill"] > GOAL_SECONDS]
         big = [r["name"] for r in results if r["killed"] and r["shrunk_nodes"] > GOAL_NODES]
         print(
@@ -102,10 +104,22 @@ def _score(args: argparse.Namespace) -> int:
     return 1 if survivors else 0
 
 
-def _line(row: dict[str, Any]) -> str:
+def _status(row: dict[str, Any]) -> str:
     if not row["killed"]:
-        return f"{row['name']:<27} SURVIVED {row['campaigns'] - row['kills']}/{row['campaigns']} campaigns"
-    return (
-        f"{row['name']:<27} killed in {row['seconds_to_kill']:6.2f} s (median of {row['campaigns']})"
-        f"  shrunk to {row['shrunk_nodes']} nodes  [{row['signature']}]"
-    )
+        return f"{row['name']} SURVIVED {row['campaigns'] - row['kills']}/{row['campaigns']} campaigns"
+    return f"{row['name']} killed in {row['seconds_to_kill']:.2f} s"
+
+
+def _score_table(results: list[dict[str, Any]]) -> list[str]:
+    header = ("mutant", "killed", "seconds to kill", "shrunk nodes", "signature")
+    rows = [
+        (
+            r["name"],
+            f"{r['kills']}/{r['campaigns']}",
+            "-" if r["seconds_to_kill"] is None else f"{r['seconds_to_kill']:.2f}",
+            "-" if r["shrunk_nodes"] is None else r["shrunk_nodes"],
+            r["signature"] or "-",
+        )
+        for r in results
+    ]
+    return table_lines(header, rows)

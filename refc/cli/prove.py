@@ -29,6 +29,7 @@ import json
 from typing import Any
 
 from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
+from refc.cli.tables import table_lines
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.passes import resolve_pipeline
@@ -151,11 +152,8 @@ def _plural(n: int, what: str) -> str:
 
 
 def side_by_side(schedules: tuple[tuple[str, ...], ...], *, marked: set[str]) -> list[str]:
-    """The schedules as columns, one step per row, ``marked`` nodes starred."""
+    """The schedules as columns, one step per row (numbered), ``marked`` nodes starred."""
     cells = [[f"{n} *" if n in marked else n for n in s] for s in schedules]
-    width = max([len(c) for col in cells for c in col] + [len("schedule 1")])
-    digits = len(str(max(len(s) for s in schedules)))
-    rows = [" " * (digits + 2) + "  ".join(f"schedule {k}".ljust(width) for k in range(1, len(cells) + 1)).rstrip()]
-    for i, step in enumerate(zip(*cells, strict=True), 1):
-        rows.append(f"{i:>{digits}}  " + "  ".join(c.ljust(width) for c in step).rstrip())
-    return rows
+    header = ["", *(f"schedule {k}" for k in range(1, len(cells) + 1))]
+    rows = [(i, *step) for i, step in enumerate(zip(*cells, strict=True), 1)]
+    return table_lines(header, rows)

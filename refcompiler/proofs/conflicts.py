@@ -23,7 +23,7 @@ from typing import Mapping
 import networkx as nx
 
 from refcompiler.deps import break_save_cycles, dependency_graph
-from refcompiler.effects import node_effects
+from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.verifier import data_graph
@@ -62,22 +62,22 @@ def conflicts(graph: Graph) -> list[Conflict]:
     itself (an owner reads and writes its own state atomically). A state operand
     or save target that names no storage (G-1) touches nothing."""
     effects = node_effects(graph)
-    known = graph.storage_by_name
-    writers: dict[str, list[str]] = {}
+    known = graph.storage_by_name.keys()
+    order = graph.creation_order
     touchers: dict[str, list[str]] = {}
     for name, eff in effects.items():
-        for s in eff.writes & known.keys():
-            writers.setdefault(s, []).append(name)
-        for s in (eff.reads | eff.writes) & known.keys():
+        for s in eff.touches & known:
             touchers.setdefault(s, []).append(name)
-    order = graph.creation_order
-    found: set[tuple[str, str, str]] = set()
-    for storage, ws in writers.items():
-        for w in ws:
-            for other in touchers[storage]:
-                if other != w:
-                    a, b = sorted((w, other), key=order.__getitem__)
-                    found.add((a, b, storage))
+    # candidates: a writer of some storage and another node touching it
+    pairs = {
+        tuple(sorted((w, other), key=order.__getitem__))
+        for s, names in touchers.items()
+        for w in names
+        if s in effects[w].writes
+        for other in names
+        if other != w
+    }
+    found = [(a, b, s) for a, b in pairs for s in conflict_storage(effects[a], effects[b]) & known]
     ranked = sorted(found, key=lambda t: (order[t[0]], order[t[1]], t[2]))
     return [Conflict(a, b, s) for a, b, s in ranked]
 

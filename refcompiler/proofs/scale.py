@@ -44,67 +44,80 @@ def large_graph(n: int, *, seed: int = 0) -> Graph:
     rng = random.Random(f"large_graph/{n}/{seed}")
     n_place = max(1, n // 10)
     n_const = max(1, n // 40)
+    kinds = _kinds(n, n_place, rng)
+    build = _Builder(rng, [f"P{i}" for i in range(n_place)], [f"C{i}" for i in range(n_const)])
+    for i, kind in enumerate(kinds):
+        build.node(f"n{i}", kind)
+    return Graph(name=f"large_{n}_{seed}", storage=tuple(build.storage), nodes=tuple(build.nodes))
+
+
+def _kinds(n: int, n_place: int, rng: random.Random) -> list[str]:
+    """What each of the ``n`` nodes is, shuffled: save, owner, view or pure."""
     n_save = min(n_place, max(1 if n >= 3 else 0, n // 12))
-    n_owner = n // 25
-    n_view = n // 20
-    kinds = ["save"] * n_save + ["owner"] * n_owner + ["view"] * n_view
+    kinds = ["save"] * n_save + ["owner"] * (n // 25) + ["view"] * (n // 20)
     kinds += ["pure"] * (n - len(kinds))
     rng.shuffle(kinds)
     # the first node computes a value, so every save has something to save
     if "pure" in kinds:
         kinds.remove("pure")
         kinds.insert(0, "pure")
+    return kinds
 
-    placeholders = [f"P{i}" for i in range(n_place)]
-    constants = [f"C{i}" for i in range(n_const)]
-    storage = [_storage(p, StorageKind.PLACEHOLDER, rng) for p in placeholders]
-    storage += [_storage(c, StorageKind.CONSTANT, rng) for c in constants]
-    values: list[str] = []  # nodes with one float32[4] result
-    nodes: list[Node] = []
-    saved = 0
-    turn = 0
 
-    def placeholder() -> str:
+class _Builder:
+    """The storage and nodes made so far; ``values`` are the nodes with one
+    float32[4] result, which later nodes read."""
+
+    def __init__(self, rng: random.Random, placeholders: list[str], constants: list[str]):
+        self.rng = rng
+        self.placeholders = placeholders
+        self.constants = constants
+        self.storage = [_storage(p, StorageKind.PLACEHOLDER, rng) for p in placeholders]
+        self.storage += [_storage(c, StorageKind.CONSTANT, rng) for c in constants]
+        self.values: list[str] = []
+        self.nodes: list[Node] = []
+        self.saved = 0
+        self.turn = 0
+
+    def placeholder(self) -> str:
         """Half the time the next placeholder in turn, so that every one is read."""
-        nonlocal turn
-        if rng.random() < 0.5:
-            return rng.choice(placeholders)
-        turn += 1
-        return placeholders[turn % n_place]
+        if self.rng.random() < 0.5:
+            return self.rng.choice(self.placeholders)
+        self.turn += 1
+        return self.placeholders[self.turn % len(self.placeholders)]
 
-    def operand() -> Ref:
+    def operand(self) -> Ref:
         """A recent value, or (two times in five, or when there is none) a storage read."""
-        if values and rng.random() < 0.6:
-            return Ref(rng.choice(values[-WINDOW:]))
-        return Ref(placeholder() if rng.random() < 0.85 else rng.choice(constants))
+        if self.values and self.rng.random() < 0.6:
+            return Ref(self.rng.choice(self.values[-WINDOW:]))
+        return Ref(self.placeholder() if self.rng.random() < 0.85 else self.rng.choice(self.constants))
 
-    for i, kind in enumerate(kinds):
-        name = f"n{i}"
-        if kind == "save" and values:
-            value = Ref(rng.choice(values[-WINDOW:]))
-            nodes.append(Node(name, OpKind.SAVE, (value,), attrs=freeze_attrs({"target": placeholders[saved]})))
-            saved += 1
+    def node(self, name: str, kind: str) -> None:
+        rng = self.rng
+        if kind == "save" and self.values:
+            value = Ref(rng.choice(self.values[-WINDOW:]))
+            self.add(Node(name, OpKind.SAVE, (value,), attrs=freeze_attrs({"target": self.placeholders[self.saved]})), value=False)
+            self.saved += 1
         elif kind == "view":
-            source = Ref(placeholder())
-            nodes.append(Node(name, OpKind.RESHAPE, (source,), attrs=freeze_attrs({"shape": list(SHAPE)})))
-            values.append(name)
+            self.add(Node(name, OpKind.RESHAPE, (Ref(self.placeholder()),), attrs=freeze_attrs({"shape": list(SHAPE)})))
         elif kind == "owner" and rng.random() < 0.5:
             acc = f"{name}.acc"
-            storage.append(_storage(acc, StorageKind.OWNED, rng, owner=name))
-            nodes.append(Node(name, OpKind.ACCUMULATE, (operand(),), state=(acc,)))
-            values.append(name)
+            self.storage.append(_storage(acc, StorageKind.OWNED, rng, owner=name))
+            self.add(Node(name, OpKind.ACCUMULATE, (self.operand(),), state=(acc,)))
         elif kind == "owner":
             minmax, hist = f"{name}.minmax", f"{name}.hist"
-            storage.append(_storage(minmax, StorageKind.OWNED, rng, owner=name, shape=(2,)))
-            storage.append(_storage(hist, StorageKind.OWNED, rng, owner=name, shape=(8,)))
-            nodes.append(Node(name, OpKind.QUANTIZATION_PROFILE, (operand(),), state=(minmax, hist)))
+            self.storage.append(_storage(minmax, StorageKind.OWNED, rng, owner=name, shape=(2,)))
+            self.storage.append(_storage(hist, StorageKind.OWNED, rng, owner=name, shape=(8,)))
+            self.add(Node(name, OpKind.QUANTIZATION_PROFILE, (self.operand(),), state=(minmax, hist)), value=False)
         elif rng.random() < 0.35:
-            nodes.append(Node(name, rng.choice(UNARY), (operand(),)))
-            values.append(name)
+            self.add(Node(name, rng.choice(UNARY), (self.operand(),)))
         else:
-            nodes.append(Node(name, rng.choice(BINARY), (operand(), operand())))
-            values.append(name)
-    return Graph(name=f"large_{n}_{seed}", storage=tuple(storage), nodes=tuple(nodes))
+            self.add(Node(name, rng.choice(BINARY), (self.operand(), self.operand())))
+
+    def add(self, node: Node, *, value: bool = True) -> None:
+        self.nodes.append(node)
+        if value:
+            self.values.append(node.name)
 
 
 def _storage(

@@ -35,7 +35,6 @@ __all__ = [
     "solver",
     "optimizer",
     "int_vars",
-    "int_value",
     "check",
     "int_model",
     "minimize",
@@ -82,10 +81,6 @@ def optimizer() -> z3.Optimize:
 def int_vars(names: Iterable[str], prefix: str = "") -> dict[str, Expr]:
     """One integer constant per name (``prefix`` keeps families apart)."""
     return {n: z3.Int(f"{prefix}{n}") for n in names}
-
-
-def int_value(value: int) -> Expr:
-    return z3.IntVal(value)
 
 
 def all_of(*terms: Expr) -> Expr:

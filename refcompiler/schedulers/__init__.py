@@ -18,11 +18,12 @@ import networkx as nx
 from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 from refcompiler.plugins import load_attribute
+from refcompiler.schedulers.kahn import kahn
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
 from refcompiler.schedulers.topo import topo_schedule
 
-__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler"]
+__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "kahn"]
 
 Scheduler = Callable[[Graph, nx.DiGraph, int], Sequence[str]]
 

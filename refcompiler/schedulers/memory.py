@@ -15,7 +15,7 @@ from typing import Sequence
 import networkx as nx
 
 from refcompiler.graph import Graph
-from refcompiler.schedulers.topo import kahn
+from refcompiler.schedulers.kahn import kahn
 from refcompiler.verifier import infer_types
 
 __all__ = ["memory_schedule"]

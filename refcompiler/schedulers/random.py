@@ -11,7 +11,7 @@ import random
 import networkx as nx
 
 from refcompiler.graph import Graph
-from refcompiler.schedulers.topo import kahn
+from refcompiler.schedulers.kahn import kahn
 
 __all__ = ["random_schedule"]
 

@@ -36,7 +36,7 @@ CASES = sorted(ROOT.glob("examples/*.json")) + [p for p in sorted(ROOT.glob("cor
 
 def assert_matches_reference(graph: Graph, reference: dict, **compile_options: object) -> None:
     compiled = compile_graph(graph, **compile_options)  # type: ignore[arg-type]
-    check_schedule(compiled.graph, compiled.schedule)
+    check_schedule(compiled.scheduled_graph, compiled.schedule)
     got = run_compiled(compiled, runs=2)
     assert sorted(got) == sorted(reference)
     for name, want in reference.items():
@@ -96,7 +96,7 @@ SWAP = Graph(
 def test_an_explicit_schedule_may_omit_dead_nodes_and_gets_the_save_copies() -> None:
     # the saves read each other's targets: break_save_cycles gives each a copy
     compiled = compile_graph(SWAP, schedule=["s1", "s2"])
-    assert "dead" not in compiled.graph.node_by_name
+    assert "dead" not in compiled.scheduled_graph.node_by_name
     assert compiled.schedule == ("s2.copy", "s1.copy", "s1", "s2")
     got, want = run_compiled(compiled, runs=2), run_reference(SWAP, runs=2)
     assert all(same_bits(got[k], want[k]) for k in want)

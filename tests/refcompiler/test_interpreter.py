@@ -281,7 +281,7 @@ def test_reading_memory_freed_by_an_overlapping_buffer_is_ir1() -> None:
         ("0: alloc %a : float32[4] at 0\n1: alloc %a : float32[4] at 0\n", "allocated again"),
         ("0: alloc %a : float32[4] at 0\n1: dealloc %a\n2: dealloc %a\n", "already deallocated"),
         ("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n", "never deallocated"),
-        ("0: kernel a = add(@out out, @in X)\n", "takes its results @out"),
+        ("0: kernel a = add(@out out, @in X)\n", "add takes 1 @out, 2 @in, 0 @inout"),
         ("0: copy s(@in X, @out out)\n", "a copy takes @out destination"),
         ("0: view %v : float32[3] (@in X)\n", "does not cover"),
     ],

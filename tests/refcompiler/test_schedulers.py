@@ -16,7 +16,7 @@ from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_json import load_graph
 from refcompiler.schedulers import SCHEDULERS, resolve_scheduler
-from refcompiler.schedulers.topo import kahn
+from refcompiler.schedulers.kahn import kahn
 from tests.refcompiler.local_graphs import graphs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,125 @@
+"""The vocabulary of the op table (``specs.ops``): dtypes, op kinds, attribute
+kinds, and ``OpSpec``, the declaration of one operation. Data and small
+declarations only; it never imports ``refcompiler``."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable
+
+from specs.shapes import TensorType
+
+__all__ = ["AttrKind", "AttrSpec", "Dtype", "OpKind", "OpSpec", "StateSpec"]
+
+
+class Dtype(enum.Enum):
+    FLOAT32 = "float32"
+    INT32 = "int32"
+
+    @property
+    def itemsize(self) -> int:
+        return 4
+
+
+class OpKind(enum.Enum):
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    MAX = "max"
+    RELU = "relu"
+    NEG = "neg"
+    TANH = "tanh"
+    EXP = "exp"
+    IDENTITY = "identity"
+    MATMUL = "matmul"
+    TRANSPOSE = "transpose"
+    REDUCE_SUM = "reduce_sum"
+    CONCAT = "concat"
+    ROLL = "roll"
+    RESHAPE = "reshape"
+    ADD_SUB = "add_sub"
+    SGD_MOMENTUM = "sgd_momentum"
+    QUANTIZATION_PROFILE = "quantization_profile"
+    EMBEDDING_UPDATE = "embedding_update"
+    ACCUMULATE = "accumulate"
+    SAVE = "save"
+
+
+class AttrKind(enum.Enum):
+    """The JSON type an attribute value takes."""
+
+    INT = "int"
+    FLOAT = "float"
+    BOOL = "bool"
+    INT_LIST = "int list"
+    AXES = "int, int list or null"
+    NAME = "storage name"
+
+
+@dataclass(frozen=True)
+class AttrSpec:
+    name: str
+    kind: AttrKind
+    default: object = None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """A state operand: an owned variable the op reads and writes (``@inout``)."""
+
+    name: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One operation.
+
+    ``inputs`` name the data operands (``@in``); ``variadic`` means the single
+    declared input repeats one or more times. ``results`` name the data results
+    (``@out``), produced in this order. ``state`` lists owned-variable operands
+    (``@inout``). ``inplace[k]`` lists the inputs whose buffer result ``k`` may
+    overwrite; the buffer must also have the result's shape and dtype.
+    ``input_dtypes`` constrains each input (``None``: any dtype).
+    ``shape_rule(inputs, state, attrs)`` returns the result types or raises
+    ``shapes.ShapeError``.
+    """
+
+    kind: OpKind
+    inputs: tuple[str, ...]
+    results: tuple[str, ...]
+    shape_rule: Callable[..., tuple[TensorType, ...]]
+    doc: str
+    input_dtypes: tuple[Dtype | None, ...] = ()
+    variadic: bool = False
+    state: tuple[StateSpec, ...] = ()
+    attrs: tuple[AttrSpec, ...] = ()
+    inplace: tuple[tuple[str, ...], ...] = ()
+    view: bool = False
+    effect: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.kind.value
+
+    def attr(self, name: str) -> AttrSpec:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def inplace_inputs(self, result: int) -> tuple[int, ...]:
+        """Positions of the inputs result ``result`` may overwrite."""
+        if not self.inplace:
+            return ()
+        names = self.inplace[result]
+        return tuple(i for i, n in enumerate(self.inputs) if n in names)
+
+    def input_dtype(self, position: int) -> Dtype | None:
+        if not self.input_dtypes:
+            return Dtype.FLOAT32
+        if self.variadic:
+            return self.input_dtypes[0]
+        return self.input_dtypes[position]
