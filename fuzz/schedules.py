@@ -8,7 +8,7 @@ mutant (``refcompiler.mutants.activate``) the orders follow the mutant's
 model, which is exactly how a wrong model shows up. The oracle checks every
 schedule the compiler accepts against the correct model (SCH-1).
 
-Orders are over ``schedulable(graph)``: the graph the compiler schedules,
+Orders are over ``refcompiler.driver.scheduled_graph(graph)``: the graph the compiler schedules,
 after dead-code elimination and after save cycles are broken (DESIGN §4-5).
 """
 
@@ -23,16 +23,15 @@ import networkx as nx
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from refcompiler.deps import break_save_cycles, dependency_graph
-from refcompiler.effects import node_effects
+from refcompiler.deps import dependency_graph
+from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.graph import Graph
-from refcompiler.graph_passes.dce import dce
+from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 
 __all__ = [
     "ScheduleSource",
     "ScheduleChoice",
-    "schedulable",
     "random_legal_order",
     "case_schedules",
     "schedules",
@@ -67,30 +66,10 @@ class ScheduleChoice:
         return f"{self.source.value} order {', '.join(self.order)}"
 
 
-def schedulable(graph: Graph) -> Graph:
-    """The graph the compiler schedules: ``graph`` after graph dead-code
-    elimination and after save cycles are broken (the driver's own steps)."""
-    return break_save_cycles(dce(graph))
-
-
 def _kahn(graph: Graph, deps: nx.DiGraph, pick: Callable[[int], int]) -> tuple[str, ...]:
-    """Kahn's algorithm over ``deps``: each step runs the ready node at index
-    ``pick(len(ready))`` of the ready nodes in creation order."""
-    indegree = {n: deps.in_degree(n) for n in deps.nodes}
-    key = graph.creation_order.__getitem__
-    ready = sorted((n for n, d in indegree.items() if d == 0), key=key)
-    order: list[str] = []
-    while ready:
-        name = ready.pop(pick(len(ready)))
-        order.append(name)
-        for succ in deps.successors(name):
-            indegree[succ] -= 1
-            if indegree[succ] == 0:
-                ready.append(succ)
-        ready.sort(key=key)
-    if len(order) != len(indegree):
-        raise ValueError("the dependency graph has a cycle")
-    return tuple(order)
+    """The project's one Kahn loop (``refcompiler.schedulers.kahn``), running
+    the ready node at index ``pick(len(ready))`` of the ready nodes in creation order."""
+    return tuple(kahn(graph, deps, lambda ready: ready[pick(len(ready))]))
 
 
 def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tuple[str, ...]:
@@ -116,8 +95,7 @@ def _pair_witnesses(graph: Graph) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            ea, eb = effects[a], effects[b]
-            if ea.writes & (eb.reads | eb.writes) or eb.writes & ea.reads:
+            if conflict_storage(effects[a], effects[b]):
                 pair = witness_schedules(graph, a, b)
                 if pair is not None:  # None: the model orders a and b
                     out.extend(pair)
@@ -137,7 +115,7 @@ def case_schedules(
     order, and every legal order when there are at most ``exhaustive_limit``. Duplicate explicit orders are dropped.
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
-    ``schedulable``); an empty list of explicit orders otherwise.
+    ``scheduled_graph``); an empty list of explicit orders otherwise.
     """
     choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, s) for s in schedulers]
     deps = dependency_graph(graph)
@@ -166,7 +144,7 @@ def schedules(
     schedulers: Sequence[str] = ("topo", "memory", "random"),
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
 ) -> st.SearchStrategy[ScheduleChoice]:
-    """A strategy of schedules for a schedulable ``graph`` (see ``schedulable``),
+    """A strategy of schedules for a schedulable ``graph`` (see ``refcompiler.driver.scheduled_graph``),
     drawn from ``sources``. A random order is drawn step by step (an index
     among the ready nodes), so it shrinks towards creation order. The
     dependency model is the one of the calling context."""
@@ -175,7 +153,7 @@ def schedules(
         raise InvalidArgument(f"sources must be a non-empty list of ScheduleSource, got {sources!r}")
     deps = dependency_graph(graph)
     if not nx.is_directed_acyclic_graph(deps):
-        raise InvalidArgument("the graph's dependency graph has a cycle; pass schedulable(graph)")
+        raise InvalidArgument("the graph's dependency graph has a cycle; pass scheduled_graph(graph)")
     options: list[st.SearchStrategy[ScheduleChoice]] = []
     for source in sources:
         if source is ScheduleSource.SCHEDULER:

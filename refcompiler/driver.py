@@ -44,12 +44,6 @@ class Compiled:
     schedule: tuple[str, ...]
     program: Program
 
-    @property
-    def graph(self) -> Graph:
-        """DEPRECATED alias of ``scheduled_graph``, kept only until ``fuzz/oracle.py``
-        switches; do not use in new code."""
-        return self.scheduled_graph
-
 
 def scheduled_graph(graph: Graph) -> Graph:
     """The graph as the scheduler sees it: ``graph`` after graph dead-code

@@ -38,6 +38,7 @@ def _binary(kind: OpKind, doc: str) -> OpSpec:
         input_dtypes=(F32, F32),
         shape_rule=shapes.broadcast,
         inplace=(("a", "b"),),
+        elementwise=True,
         doc=doc,
     )
 
@@ -50,6 +51,7 @@ def _unary(kind: OpKind, doc: str) -> OpSpec:
         input_dtypes=(F32,),
         shape_rule=shapes.same_as_first,
         inplace=(("x",),),
+        elementwise=True,
         doc=doc,
     )
 
@@ -70,6 +72,7 @@ _TABLE: tuple[OpSpec, ...] = (
         input_dtypes=(None,),
         shape_rule=shapes.same_as_first,
         inplace=(("x",),),
+        elementwise=True,
         doc="y = a copy of x (any dtype); inserted to break save cycles",
     ),
     OpSpec(
@@ -140,6 +143,7 @@ _TABLE: tuple[OpSpec, ...] = (
         shape_rule=shapes.add_sub,
         # s is produced first and d still reads a and b: s may overwrite nothing.
         inplace=((), ("a", "b")),
+        elementwise=True,
         doc="s = a + b, then d = a - b",
     ),
     OpSpec(
@@ -151,6 +155,7 @@ _TABLE: tuple[OpSpec, ...] = (
         shape_rule=shapes.sgd_momentum,
         # w_new is produced first; v_new still reads v (and g), never w.
         inplace=(("w",), ("v",)),
+        elementwise=True,
         doc="v_new = mu*v + g; w_new = w - lr*v_new (float32 arithmetic)",
     ),
     OpSpec(

@@ -97,6 +97,8 @@ class OpSpec:
     state: tuple[StateSpec, ...] = ()
     attrs: tuple[AttrSpec, ...] = ()
     inplace: tuple[tuple[str, ...], ...] = ()
+    # each result element depends only on the same element of each (broadcast) input
+    elementwise: bool = False
     view: bool = False
     effect: bool = False
 

@@ -14,7 +14,8 @@ from fuzz.case import PASS, Case, Expect, case_inputs
 from fuzz.oracle.chain import Choices, iter_findings
 from fuzz.oracle.context import GraphContext
 from fuzz.oracle.finding import CaseReport, Finding, Signature
-from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules, schedulable
+from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules
+from refcompiler.driver import scheduled_graph
 
 __all__ = ["check", "check_case", "legal_on_correct_compiler"]
 
@@ -75,7 +76,7 @@ def check_case(
         choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
     else:
         def choices() -> Sequence[ScheduleChoice]:
-            found = case_schedules(schedulable(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
+            found = case_schedules(scheduled_graph(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
             return _focused(found, focus)
 
     ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case))

@@ -25,7 +25,8 @@ from refcompiler.values import Values
 from refcompiler.verifier import violations
 
 from fuzz.case import PASS, Expect
-from fuzz.schedules import ScheduleChoice, schedulable
+from fuzz.schedules import ScheduleChoice
+from refcompiler.driver import scheduled_graph
 
 __all__ = ["Runs", "GraphContext", "RunContext", "reference_runs"]
 
@@ -65,8 +66,8 @@ class GraphContext:
 
     @cached_property
     def prepared(self) -> Graph:
-        """The graph the correct compiler schedules (``schedulable``)."""
-        return schedulable(self.graph)
+        """The graph the correct compiler schedules (``refcompiler.driver.scheduled_graph``)."""
+        return scheduled_graph(self.graph)
 
     @cached_property
     def deps(self) -> nx.DiGraph:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from refcompiler.deps import check_schedule, dependency_graph, is_legal
+from refcompiler.driver import scheduled_graph
 from refcompiler.graph_json import load_graph
 from refcompiler.mutants import activate
 
@@ -21,7 +22,6 @@ from fuzz.schedules import (
     ScheduleSource,
     case_schedules,
     random_legal_order,
-    schedulable,
     schedules,
 )
 from fuzz.strategies import graphs
@@ -31,14 +31,14 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 @given(graphs(), st.integers(0, 2**16))
 def test_random_legal_orders_are_legal(graph, seed):
-    g = schedulable(graph)
+    g = scheduled_graph(graph)
     order = random_legal_order(g, dependency_graph(g), random.Random(seed))
     check_schedule(g, order)
 
 
 @given(graphs(), st.integers(0, 100))
 def test_case_schedules_are_legal_distinct_and_deterministic(graph, seed):
-    g = schedulable(graph)
+    g = scheduled_graph(graph)
     choices = case_schedules(g, seed=seed, schedulers=("topo", "memory"))
     assert choices == case_schedules(g, seed=seed, schedulers=("topo", "memory"))
     assert [c.scheduler for c in choices[:2]] == ["topo", "memory"]
@@ -50,7 +50,7 @@ def test_case_schedules_are_legal_distinct_and_deterministic(graph, seed):
 
 @given(st.data())
 def test_the_schedules_strategy_draws_legal_orders(data):
-    graph = schedulable(data.draw(graphs(max_nodes=6)))
+    graph = scheduled_graph(data.draw(graphs(max_nodes=6)))
     choice = data.draw(schedules(graph))
     assert isinstance(choice, ScheduleChoice)
     if choice.order is not None:
@@ -92,10 +92,10 @@ def test_orders_follow_the_model_of_the_calling_context():
 
 def test_save_cycles_are_broken_before_scheduling():
     # two saves that swap p and q: memory edges close a cycle, so the graph as
-    # given has no legal order; schedulable() breaks it as the compiler does
+    # given has no legal order; scheduled_graph() breaks it as the compiler does
     with pytest.raises(InvalidArgument):
         schedules(_swap_graph())
-    g = schedulable(_swap_graph())
+    g = scheduled_graph(_swap_graph())
     explicit = [c.order for c in case_schedules(g, seed=1) if c.order is not None]
     assert explicit and all(is_legal(g, o) for o in explicit)
 

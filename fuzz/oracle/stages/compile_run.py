@@ -61,7 +61,7 @@ def _scheduled_legally(ctx: RunContext) -> Finding | None:
     differential's business, not a scheduling fault."""
     if ctx.compiled is None or ctx.order is None:
         return None
-    g, scheduled = ctx.case, ctx.compiled.graph
+    g, scheduled = ctx.case, ctx.compiled.scheduled_graph
     wrong = g.illegal(scheduled, ctx.order)
     if wrong is None:
         return None
@@ -82,7 +82,7 @@ def _execute(ctx: RunContext) -> Finding | None:
         with activate(g.mutant):
             ctx.got = (run_compiled(compiled, g.inputs, runs=1), run_compiled(compiled, g.inputs, runs=2))
     except InvariantViolation as e:
-        return Finding(Stage.EXECUTE, e.invariant, e.detail, locate_violation(e, g.graph, compiled.graph), **at)  # type: ignore[arg-type]
+        return Finding(Stage.EXECUTE, e.invariant, e.detail, locate_violation(e, g.graph, compiled.scheduled_graph), **at)  # type: ignore[arg-type]
     except RefCompilerError as e:
         return Finding(Stage.EXECUTE, None, f"{type(e).__name__}: {e}", **at)  # type: ignore[arg-type]
     except Exception as e:
