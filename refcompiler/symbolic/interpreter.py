@@ -144,6 +144,8 @@ class SymbolicMachine:
         """The operand's terms, in its dtype's sort, shaped as its type."""
         words = loc.flat().copy()
         sort, sorts = sort_of(loc.type.dtype), self.terms.sorts
+        if self.terms.all_of_sort(words, sort):
+            return words.reshape(loc.type.shape)
         for i, t in enumerate(words):
             if sorts[t] is not sort:
                 words[i] = self.terms.as_sort(int(t), sort)

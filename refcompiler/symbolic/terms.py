@@ -36,12 +36,16 @@ class Sort(enum.Enum):
     B = "bool"
 
 
+_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
+
+
 class Terms:
     """One table of hash-consed terms; every term built by a validation lives here."""
 
     def __init__(self) -> None:
         self.nodes: list[tuple] = []
         self.sorts: list[Sort] = []
+        self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
         self.index: dict[tuple, int] = {}
         self.true = self._make(("bconst", True), Sort.B)
         self.false = self._make(("bconst", False), Sort.B)
@@ -55,8 +59,15 @@ class Terms:
         tid = len(self.nodes)
         self.nodes.append(node)
         self.sorts.append(sort)
+        if tid >= self._codes.size:
+            self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
+        self._codes[tid] = _CODE[sort]
         self.index[node] = tid
         return tid
+
+    def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
+        """Whether every term in ``ids`` has ``sort``."""
+        return bool((self._codes[ids] == _CODE[sort]).all())
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]

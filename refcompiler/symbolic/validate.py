@@ -36,7 +36,7 @@ from refcompiler.symbolic.reference import symbolic_run_once
 from refcompiler.symbolic.terms import Sort, Terms
 from refcompiler.values import Values
 
-__all__ = ["SCOPE", "Validation", "validate_compiled", "small_enough", "DEFAULT_TIMEOUT", "MAX_NODES", "MAX_ELEMENTS"]
+__all__ = ["SCOPE", "Validation", "SymbolicReference", "symbolic_reference", "validate_compiled", "small_enough", "DEFAULT_TIMEOUT", "MAX_NODES", "MAX_ELEMENTS"]
 
 SCOPE = "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions"
 DEFAULT_TIMEOUT = 10.0
@@ -74,37 +74,66 @@ def scheduled_graph(compiled: Compiled) -> Graph:
     return compiled.graph
 
 
-def validate_compiled(graph: Graph, compiled: Compiled, *, runs: int = 2, timeout: float = DEFAULT_TIMEOUT) -> Validation:
-    """Validate ``compiled`` (from ``compile_graph(graph, ...)``) against the
-    reference of ``graph`` after 1..``runs`` runs; see the module docstring."""
-    start = time.monotonic()
+@dataclass
+class SymbolicReference:
+    """The reference's side of a validation, shared by every program of one graph:
+    the term table, the input symbols, the constants, the values after each run
+    and the conditions under which the reference runs (embedding ids in range)."""
+
+    graph: Graph
+    terms: Terms
+    symbols: dict[str, np.ndarray]
+    constants: dict[str, np.ndarray]
+    float_constants: dict[int, float]
+    runs: list[dict[str, np.ndarray]]
+    guards: set[int]
+
+
+def symbolic_reference(graph: Graph, *, runs: int = 2) -> SymbolicReference:
+    """Run the reference of the valid ``graph`` ``runs`` times on symbols."""
     terms = Terms()
     symbols = _symbols(terms, graph)
     constants, float_constants = _constants(terms, graph)
-    ref_ctx, prog_ctx = Context(terms), Context(terms)
-    ref_values = _reference_runs(ref_ctx, graph, symbols, constants, runs)
-    prog_values = _program_runs(prog_ctx, compiled, symbols, constants, runs)
-    diffs = _differences(ref_values, prog_values)
-    ref_guards = set(ref_ctx.guards)
-    extra_guards = sorted({g for g in prog_ctx.guards if g not in ref_guards and g != terms.true})
+    ctx = Context(terms)
+    values, out = dict(symbols), []
+    for _ in range(runs):
+        values = symbolic_run_once(ctx, graph, values, constants)
+        out.append(values)
+    return SymbolicReference(graph, terms, symbols, constants, float_constants, out, set(ctx.guards))
+
+
+def validate_compiled(
+    graph: Graph, compiled: Compiled, *, runs: int = 2, timeout: float = DEFAULT_TIMEOUT, reference: SymbolicReference | None = None
+) -> Validation:
+    """Validate ``compiled`` (from ``compile_graph(graph, ...)``) against the
+    reference of ``graph`` after 1..``runs`` runs; see the module docstring.
+    ``reference``: ``symbolic_reference(graph, runs=runs)``, computed once for many programs."""
+    start = time.monotonic()
+    ref = reference if reference is not None else symbolic_reference(graph, runs=runs)
+    if ref.graph is not graph or len(ref.runs) != runs:
+        raise ValueError("the symbolic reference is of another graph or number of runs")
+    terms, prog_ctx = ref.terms, Context(ref.terms)
+    prog_values = _program_runs(prog_ctx, compiled, ref.symbols, ref.constants, runs)
+    diffs = _differences(ref.runs, prog_values)
+    extra_guards = sorted({g for g in prog_ctx.guards if g not in ref.guards and g != terms.true})
     base = dict(runs=runs, schedule=compiled.schedule, differences=tuple(d[0] for d in diffs), terms=len(terms.nodes))
     if not diffs and not extra_guards:
         return Validation(Verdict.PROVED, f"equal by construction, {SCOPE}", seconds=time.monotonic() - start, **base)
     solver, encoder = smt.general_solver(), Encoder(terms)
-    for g in sorted(ref_guards):
+    for g in sorted(ref.guards):
         solver.add(encoder.expr(g))
-    for t in (int(x) for a in symbols.values() for x in a.reshape(-1)):
+    for t in (int(x) for a in ref.symbols.values() for x in a.reshape(-1)):
         if terms.sort(t) is Sort.I:
             solver.add(encoder.expr(t) >= INT32_MIN, encoder.expr(t) <= INT32_MAX)
     some = [encoder.expr(p) != encoder.expr(r) for _, p, r in diffs] + [smt.negation(encoder.expr(g)) for g in extra_guards]
     solver.add(smt.any_of(*some))
     answer = smt.check(solver, deadline=start + timeout)
-    base.update(used_z3=True, seconds=0.0)
+    base.update(used_z3=True)
     if answer is smt.SatResult.UNSAT:
         return _done(Verdict.PROVED, f"proved by Z3, {SCOPE}", start, base)
     if answer is smt.SatResult.UNKNOWN:
         return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base)
-    return _counterexample(graph, compiled, solver, encoder, symbols, float_constants, start, base)
+    return _counterexample(graph, compiled, solver, encoder, ref.symbols, ref.float_constants, start, base)
 
 
 def _done(verdict: Verdict, detail: str, start: float, base: dict[str, Any], **more: Any) -> Validation:
@@ -154,14 +183,6 @@ def _constants(terms: Terms, graph: Graph) -> tuple[dict[str, np.ndarray], dict[
             floats.update(zip(ids, (float(v) for v in value), strict=True))
         out[s.name] = np.array(ids, dtype=np.int64).reshape(s.shape)
     return out, floats
-
-
-def _reference_runs(ctx: Context, graph: Graph, symbols, constants, runs: int) -> list[dict[str, np.ndarray]]:  # type: ignore[no-untyped-def]
-    values, out = dict(symbols), []
-    for _ in range(runs):
-        values = symbolic_run_once(ctx, graph, values, constants)
-        out.append(values)
-    return out
 
 
 def _program_runs(ctx: Context, compiled: Compiled, symbols, constants, runs: int) -> list[dict[str, np.ndarray]]:  # type: ignore[no-untyped-def]
