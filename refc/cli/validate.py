@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             return _report_all(args, graph, result)
         compiled = compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline, schedule=args.order)
     except InvariantViolation as e:
+        if args.order is not None and e.invariant == "SCH-1":
+            raise UsageError(f"{args.graph}: --order is not a legal order of the graph: {e}") from None
         raise in_file(args.graph, e) from None
     validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout)
     _write_case(args, graph, validation)
