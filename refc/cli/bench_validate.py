@@ -21,7 +21,8 @@ from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.reference import run_reference
 from refcompiler.symbolic import validate_compiled
-from refcompiler.symbolic.schedules import validate_all_schedules
+from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
+from refc.cli.common import whole_number
 
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render", "chain_graph", "chains_graph"]
 
@@ -40,8 +41,7 @@ def chain_graph(instructions: int, elements: int) -> Graph:
     storage.append(Storage("acc", StorageKind.OWNED, F32, shape, owner="acc_node"))
     nodes: list[Node] = []
     values = [Ref(f"p{i}") for i in range(4)]
-    # about three instructions (alloc, kernel, dealloc) per node at O0
-    for k in range(max(4, instructions // 3) - 5):
+    for k in range(max(4, instructions * 3 // 4) - 5):  # about 1.4 instructions per node at O2
         op = UNARY[k % 4] if k % 3 == 0 else BINARY[k % 4]
         ins = (values[-1],) if op in UNARY else (values[-1], values[-1 - (k % 5) % len(values)])
         nodes.append(Node(f"n{k}", op, ins))
@@ -70,7 +70,19 @@ def chains_graph() -> Graph:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("validate section")
+    g.add_argument("--validate-sizes", type=_sizes, default=SIZES, metavar="IxE,...", help="instructions x elements per row (default 200x8,1000x64)")
     g.add_argument("--validate-all-pipeline", default="O2", metavar="P", help="pipeline of the all-schedules row (default O2)")
+    g.add_argument("--validate-max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help="orders the all-schedules row may cover")
+
+
+def _sizes(text: str) -> tuple[tuple[int, int], ...]:
+    try:
+        sizes = tuple((int(a), int(b)) for a, b in (item.split("x") for item in text.split(",") if item.strip()))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 200x8,1000x64, got {text!r}") from None
+    if not sizes or any(i < 10 or e < 1 for i, e in sizes):
+        raise argparse.ArgumentTypeError(f"needs at least 10 instructions and 1 element per row, got {text!r}")
+    return sizes
 
 
 def _timed(fn: Any) -> tuple[float, Any]:
@@ -81,7 +93,7 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
-    for instructions, elements in SIZES:
+    for instructions, elements in args.validate_sizes:
         graph = chain_graph(instructions, elements)
         compiled = compile_graph(graph, pipeline="O2")
         seconds, v = _timed(lambda: validate_compiled(graph, compiled, runs=2))
@@ -91,7 +103,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                      "validate_seconds": round(seconds, 6), "concrete_seconds": round(concrete, 6),
                      "reference_seconds": round(reference, 6), "terms": v.terms, "used_z3": v.used_z3})
     graph = chains_graph()
-    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline))
+    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline, limit=args.validate_max_orders))
     every = {"nodes": len(graph.nodes), "pipeline": args.validate_all_pipeline, "orders": result.orders,
              "enumerated_all": result.enumerated_all, "programs": result.programs, "verdict": result.verdict.value,
              "seconds": round(seconds, 3)}

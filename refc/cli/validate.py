@@ -97,13 +97,12 @@ def _report_all(args: argparse.Namespace, graph: Graph, result: AllSchedules) ->
     elif result.failing is not None:
         print(f"{args.graph}: {result.verdict.value} at legal order {','.join(result.failing_order or ())} "
               f"(after {result.orders} orders, {result.programs} distinct programs): {_describe(result.failing)}")
-    elif result.enumerated_all:
+    elif result.verdict is Verdict.PROVED:
         print(f"{args.graph}: proved for all {result.orders} legal orders ({result.programs} distinct programs), "
               f"pipeline {args.pipeline}, {SCOPE.replace('for this schedule and pipeline, ', '')}")
     else:
         print(f"{args.graph}: inconclusive: covered {result.orders} legal orders (the limit, --max-orders), not all; "
               f"those {result.programs} distinct programs are proved")
-        return 3
     return EXIT[result.verdict]
 
 

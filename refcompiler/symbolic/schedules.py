@@ -36,8 +36,10 @@ DEFAULT_ORDER_LIMIT = 20_000
 class AllSchedules:
     """``orders``: legal orders covered; ``enumerated_all``: no legal order was
     left out by ``limit``; ``programs``: distinct programs validated;
-    ``verdict``: proved only if every covered program was; ``failing``: the
-    first order whose program was not proved, and its validation."""
+    ``verdict``: proved only if every legal order was covered and its program
+    proved; inconclusive when the limit left orders out (those covered are
+    proved) or a program was; ``failing``: the first order whose program was
+    not proved, and its validation."""
 
     verdict: Verdict
     orders: int
@@ -50,7 +52,7 @@ class AllSchedules:
 
     @property
     def complete(self) -> bool:
-        return self.enumerated_all and self.verdict is Verdict.PROVED
+        return self.verdict is Verdict.PROVED
 
 
 _VALUE = re.compile(r"%[A-Za-z0-9_.:\-]+")
@@ -109,4 +111,6 @@ def validate_all_schedules(
         result = seen[text]
         if result.verdict is not Verdict.PROVED:
             return AllSchedules(result.verdict, count, False, len(seen), limit, order, result, time.monotonic() - start)
-    return AllSchedules(Verdict.PROVED, count, enumerated_all, len(seen), limit, seconds=time.monotonic() - start)
+    # every covered program is proved; the verdict is proved only if every legal order was covered
+    verdict = Verdict.PROVED if enumerated_all else Verdict.INCONCLUSIVE
+    return AllSchedules(verdict, count, enumerated_all, len(seen), limit, seconds=time.monotonic() - start)

@@ -28,6 +28,7 @@ def test_a_limit_below_the_number_of_orders_never_claims_all():
     graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
     result = validate_all_schedules(graph, pipeline="O0", limit=3)
     assert result.orders == 3 and not result.enumerated_all and not result.complete
+    assert result.verdict is Verdict.INCONCLUSIVE
 
 
 def test_the_first_failing_order_is_reported():
