@@ -6,6 +6,7 @@ equal to the reference's for all input values, after one run and after two
 (``--runs``). With ``--all-schedules``, every legal order up to
 ``--max-orders``, each distinct program validated once; the output says how
 many orders it covered and never claims all unless it enumerated all.
+``--max-terms`` bounds the symbolic terms a graph can make it build.
 
 Exit 0 proved; 1 a counterexample (confirmed by concrete execution; with
 ``--out`` written as a corpus case with its input values) or an invariant
@@ -28,7 +29,7 @@ from refcompiler.graph_json import graph_to_doc, write_json_atomic
 from refcompiler.proofs import Verdict
 from refcompiler.symbolic import SCOPE, Validation, validate_compiled
 from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, AllSchedules, validate_all_schedules
-from refcompiler.symbolic.validate import DEFAULT_TIMEOUT
+from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
 
 EXIT = {Verdict.PROVED: 0, Verdict.COUNTEREXAMPLE: 1, Verdict.INCONCLUSIVE: 3}
 
@@ -43,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
     p.add_argument(
         "--max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help=f"with --all-schedules: at most N orders (default {DEFAULT_ORDER_LIMIT})"
+    )
+    p.add_argument(
+        "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms (default {DEFAULT_MAX_TERMS})"
     )
     p.add_argument("--out", type=file_path, default=None, metavar="FILE", help="write a counterexample as a corpus case")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -63,14 +67,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--order and --all-schedules exclude each other")
     try:
         if args.all_schedules:
-            result = validate_all_schedules(graph, pipeline=args.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders)
+            result = validate_all_schedules(
+                graph, pipeline=args.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
+            )
             return _report_all(args, graph, result)
         compiled = compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline, schedule=args.order)
     except InvariantViolation as e:
         if args.order is not None and e.invariant == "SCH-1":
             raise UsageError(f"{args.graph}: --order is not a legal order of the graph: {e}") from None
         raise in_file(args.graph, e) from None
-    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout)
+    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout, max_terms=args.max_terms)
     _write_case(args, graph, validation)
     if args.json:
         print(json.dumps(_validation_doc(validation)))

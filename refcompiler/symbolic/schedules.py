@@ -25,7 +25,7 @@ from refcompiler.ir import Program
 from refcompiler.ir_text import print_program
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
-from refcompiler.symbolic.validate import DEFAULT_TIMEOUT, Validation, scheduled_graph, symbolic_reference, validate_compiled
+from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT, Validation, scheduled_graph, symbolic_reference, validate_compiled
 
 __all__ = ["AllSchedules", "validate_all_schedules", "canonical_text", "DEFAULT_ORDER_LIMIT"]
 
@@ -87,6 +87,7 @@ def validate_all_schedules(
     runs: int = 2,
     timeout: float = DEFAULT_TIMEOUT,
     limit: int = DEFAULT_ORDER_LIMIT,
+    max_terms: int = DEFAULT_MAX_TERMS,
 ) -> AllSchedules:
     """Validate ``pipeline``'s program for up to ``limit`` legal orders of ``graph``.
 
@@ -96,7 +97,7 @@ def validate_all_schedules(
     first = compile_graph(graph, pipeline=pipeline)
     scheduled = scheduled_graph(first)
     passes = resolve_pipeline(pipeline)
-    reference = symbolic_reference(graph, runs=runs)  # the same for every order
+    reference = symbolic_reference(graph, runs=runs, max_terms=max_terms)  # the same for every order
     seen: dict[str, Validation] = {}
     count, enumerated_all = 0, True
     for k, order in enumerate(all_legal_orders(scheduled, limit=limit + 1)):

@@ -27,6 +27,8 @@ from typing import Iterable
 
 import numpy as np
 
+from refcompiler.errors import UsageError
+
 __all__ = ["Sort", "Terms"]
 
 
@@ -40,9 +42,11 @@ _CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
 
 
 class Terms:
-    """One table of hash-consed terms; every term built by a validation lives here."""
+    """One table of hash-consed terms; every term built by a validation lives
+    here. At most ``limit`` of them: one more raises ``UsageError``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, limit: int | None = None) -> None:
+        self.limit = limit
         self.nodes: list[tuple] = []
         self.sorts: list[Sort] = []
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
@@ -57,6 +61,8 @@ class Terms:
         if found is not None:
             return found
         tid = len(self.nodes)
+        if self.limit is not None and tid >= self.limit:
+            raise UsageError(f"the symbolic validation needs more than {self.limit} terms (the limit; raise it with --max-terms)")
         self.nodes.append(node)
         self.sorts.append(sort)
         if tid >= self._codes.size:

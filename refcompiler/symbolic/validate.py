@@ -20,7 +20,7 @@ the concrete kernels run (embedding ids in range), go to Z3:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = ["SCOPE", "Validation", "SymbolicReference", "symbolic_reference", "va
 
 SCOPE = "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions"
 DEFAULT_TIMEOUT = 10.0
+DEFAULT_MAX_TERMS = 5_000_000  # the memory a graph file can make a validation use is bounded (DESIGN §12)
 CONCRETISATIONS = 3  # seeds tried on a model before calling a difference unconfirmed
 MAX_NODES = 40  # small_enough: what a campaign validates by default
 MAX_ELEMENTS = 1024
@@ -59,7 +60,6 @@ class Validation:
     used_z3: bool = False
     terms: int = 0
     seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def small_enough(graph: Graph) -> bool:
@@ -89,9 +89,10 @@ class SymbolicReference:
     guards: set[int]
 
 
-def symbolic_reference(graph: Graph, *, runs: int = 2) -> SymbolicReference:
-    """Run the reference of the valid ``graph`` ``runs`` times on symbols."""
-    terms = Terms()
+def symbolic_reference(graph: Graph, *, runs: int = 2, max_terms: int = DEFAULT_MAX_TERMS) -> SymbolicReference:
+    """Run the reference of the valid ``graph`` ``runs`` times on symbols; the
+    validation that uses it may build at most ``max_terms`` terms (``UsageError``)."""
+    terms = Terms(limit=max_terms)
     symbols = _symbols(terms, graph)
     constants, float_constants = _constants(terms, graph)
     ctx = Context(terms)
@@ -103,13 +104,19 @@ def symbolic_reference(graph: Graph, *, runs: int = 2) -> SymbolicReference:
 
 
 def validate_compiled(
-    graph: Graph, compiled: Compiled, *, runs: int = 2, timeout: float = DEFAULT_TIMEOUT, reference: SymbolicReference | None = None
+    graph: Graph,
+    compiled: Compiled,
+    *,
+    runs: int = 2,
+    timeout: float = DEFAULT_TIMEOUT,
+    reference: SymbolicReference | None = None,
+    max_terms: int = DEFAULT_MAX_TERMS,
 ) -> Validation:
     """Validate ``compiled`` (from ``compile_graph(graph, ...)``) against the
     reference of ``graph`` after 1..``runs`` runs; see the module docstring.
     ``reference``: ``symbolic_reference(graph, runs=runs)``, computed once for many programs."""
     start = time.monotonic()
-    ref = reference if reference is not None else symbolic_reference(graph, runs=runs)
+    ref = reference if reference is not None else symbolic_reference(graph, runs=runs, max_terms=max_terms)
     if ref.graph is not graph or len(ref.runs) != runs:
         raise ValueError("the symbolic reference is of another graph or number of runs")
     terms, prog_ctx = ref.terms, Context(ref.terms)
@@ -140,7 +147,16 @@ def _done(verdict: Verdict, detail: str, start: float, base: dict[str, Any], **m
     return Validation(verdict, detail, **{**base, "seconds": time.monotonic() - start, **more})
 
 
-def _counterexample(graph, compiled, solver, encoder, symbols, fconsts, start, base) -> Validation:  # type: ignore[no-untyped-def]
+def _counterexample(
+    graph: Graph,
+    compiled: Compiled,
+    solver: Any,
+    encoder: Encoder,
+    symbols: dict[str, np.ndarray],
+    fconsts: dict[int, float],
+    start: float,
+    base: dict[str, Any],
+) -> Validation:
     """Turn the model into concrete inputs and confirm them by concrete execution."""
 
     def model_value(t: int) -> int | str:
@@ -185,7 +201,9 @@ def _constants(terms: Terms, graph: Graph) -> tuple[dict[str, np.ndarray], dict[
     return out, floats
 
 
-def _program_runs(ctx: Context, compiled: Compiled, symbols, constants, runs: int) -> list[dict[str, np.ndarray]]:  # type: ignore[no-untyped-def]
+def _program_runs(
+    ctx: Context, compiled: Compiled, symbols: dict[str, np.ndarray], constants: dict[str, np.ndarray], runs: int
+) -> list[dict[str, np.ndarray]]:
     machine = SymbolicMachine(compiled.program, ctx)
     machine.load(constants)
     machine.load(symbols)
@@ -197,7 +215,7 @@ def _program_runs(ctx: Context, compiled: Compiled, symbols, constants, runs: in
     return out
 
 
-def _differences(ref_runs, prog_runs) -> list[tuple[str, int, int]]:  # type: ignore[no-untyped-def]
+def _differences(ref_runs: list[dict[str, np.ndarray]], prog_runs: list[dict[str, np.ndarray]]) -> list[tuple[str, int, int]]:
     """``(where, program term, reference term)`` for each element not equal by construction."""
     out = []
     for r, (ref, prog) in enumerate(zip(ref_runs, prog_runs, strict=True), start=1):

@@ -90,3 +90,8 @@ def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], ar
 def test_a_missing_graph_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     code, _, err = refc(capsys, "validate", tmp_path / "none.json")
     assert code == 2 and "none.json" in err
+
+
+def test_the_number_of_terms_is_bounded(capsys: pytest.CaptureFixture[str]):
+    code, _, err = refc(capsys, "validate", EXAMPLE, "--max-terms", "50")
+    assert code == 2 and "more than 50 terms" in err and "--max-terms" in err
