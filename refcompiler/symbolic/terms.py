@@ -101,7 +101,7 @@ class Terms:
     # -- uninterpreted functions ---------------------------------------------------
 
     def app(self, f: str, args: Iterable[int], sort: Sort = Sort.F) -> int:
-        return self._make(("app", f, tuple(int(a) for a in args)), sort)
+        return self._make(("app", f, tuple(map(int, args))), sort)
 
     def as_sort(self, t: int, sort: Sort) -> int:
         """``t`` read as a word of ``sort``: poison stays poison; a word of the
@@ -177,8 +177,11 @@ class Terms:
     def map(self, f: str, *arrays: np.ndarray, sort: Sort = Sort.F) -> np.ndarray:
         """``f`` applied element by element, numpy broadcasting the operands."""
         parts = np.broadcast_arrays(*arrays)
-        shape = parts[0].shape if parts else ()
-        flat = [p.reshape(-1) for p in parts]
-        n = int(np.prod(shape, dtype=np.int64))
-        out = np.fromiter((self.app(f, [p[i] for p in flat], sort) for i in range(n)), dtype=np.int64, count=n)
-        return out.reshape(shape)
+        shape = parts[0].shape
+        columns = [p.reshape(-1).tolist() for p in parts]
+        index, make, out = self.index, self._make, []
+        for args in zip(*columns, strict=True):  # the hot loop of a validation: app() inlined
+            node = ("app", f, args)
+            found = index.get(node)
+            out.append(found if found is not None else make(node, sort))
+        return np.array(out, dtype=np.int64).reshape(shape)
