@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from refc.cli import bench_validate
 from refc.cli.common import positive_seconds, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
@@ -261,6 +262,7 @@ def _render_fuzz(data: dict[str, Any]) -> str:
 SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
     Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
+    Section(*bench_validate.SECTION_ARGS),
 )
 
 

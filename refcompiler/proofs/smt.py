@@ -42,6 +42,18 @@ __all__ = [
     "any_of",
     "count_true",
     "remaining_ms",
+    "general_solver",
+    "value_sort",
+    "int_sort",
+    "bool_sort",
+    "constant",
+    "function",
+    "apply",
+    "if_then_else",
+    "int_literal",
+    "sum_of",
+    "negation",
+    "model_value",
 ]
 
 Expr = Any  # a z3 expression; typed loosely so that callers need not import z3
@@ -123,3 +135,62 @@ def int_model(s: z3.Solver | z3.Optimize, variables: Mapping[str, Expr]) -> dict
 
 def minimize(o: z3.Optimize, objective: Expr) -> None:
     o.minimize(objective)
+
+
+# -- uninterpreted functions (the symbolic validator, refcompiler.symbolic) ----------
+
+def general_solver() -> z3.Solver:
+    """A solver for any logic Z3 supports (uninterpreted sorts and functions with integers)."""
+    return z3.Solver()
+
+
+def value_sort() -> Any:
+    """An uninterpreted sort: float32 values whose kernels the validator trusts
+    as uninterpreted functions."""
+    return z3.DeclareSort("F32")
+
+
+def int_sort() -> Any:
+    return z3.IntSort()
+
+
+def bool_sort() -> Any:
+    return z3.BoolSort()
+
+
+def constant(name: str, sort: Any) -> Expr:
+    return z3.Const(name, sort)
+
+
+def function(name: str, domain: Iterable[Any], result: Any) -> Any:
+    """An uninterpreted function declaration ``name : domain -> result``."""
+    return z3.Function(name, *domain, result)
+
+
+def apply(fn: Any, args: Iterable[Expr]) -> Expr:
+    return fn(*args)
+
+
+def if_then_else(cond: Expr, a: Expr, b: Expr) -> Expr:
+    return z3.If(cond, a, b)
+
+
+def int_literal(value: int) -> Expr:
+    return z3.IntVal(value)
+
+
+def sum_of(terms: Iterable[Expr]) -> Expr:
+    terms = list(terms)
+    return z3.Sum(terms) if terms else z3.IntVal(0)
+
+
+def negation(term: Expr) -> Expr:
+    return z3.Not(term)
+
+
+def model_value(s: z3.Solver, term: Expr) -> int | str:
+    """``term``'s value in the model of the last SAT check: an ``int`` for an
+    integer term, else a string naming the element of its uninterpreted sort
+    (equal strings: the same element)."""
+    v = s.model().eval(term, model_completion=True)
+    return v.as_long() if z3.is_int_value(v) else str(v)

@@ -20,3 +20,15 @@ def test_bench_fuzz_measures_one_worker_beside_all(capsys: pytest.CaptureFixture
         assert r["cases"] > 0 and r["schedules"] >= r["cases"] and r["failures"] == 0
         assert r["cases_per_second"] > 0
     assert rows[0]["speedup"] == 1.0
+
+
+def test_bench_validate_puts_the_validator_beside_concrete_execution(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "--validate", "--validate-sizes", "40x4", "--validate-max-orders", "30", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)["validate"]
+    (row,) = data["programs"]
+    assert row["verdict"] == "proved" and row["instructions"] >= 20 and row["validate_seconds"] > 0 and row["concrete_seconds"] > 0
+    every = data["all_schedules"]
+    assert every["orders"] == 30 and not every["enumerated_all"] and every["verdict"] == "inconclusive" and 1 <= every["programs"] <= 30
+    assert main(["bench", "--validate", "--validate-sizes", "40x4", "--validate-max-orders", "30"]) == 0
+    assert "30 (not all) legal orders" in capsys.readouterr().out

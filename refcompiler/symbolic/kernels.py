@@ -1,0 +1,207 @@
+"""The symbolic kernel table, derived from the op table (``specs``).
+
+A symbolic kernel has the contract of a numpy kernel (``refcompiler.kernels``)
+on tensors of term ids: ``kernel(ctx, inputs, state, attrs) -> (results,
+new_state)``, pure, with the op's exact shapes and broadcasting. It is derived
+from the spec:
+
+- an elementwise op with one result is its op's uninterpreted function per
+  element, after numpy broadcasting (``add(a_i, b_i)``);
+- a data-movement op (identity, transpose, concat, roll, reshape) is the
+  numpy kernel itself, run on the id arrays: it only moves elements;
+- ``matmul`` and ``reduce_sum`` apply one uninterpreted function to the whole
+  row and column, or the whole reduced slice, in index order (the kernel fixes
+  the summation order);
+- ``add_sub``, ``sgd_momentum``, ``accumulate`` are written with the same
+  per-element functions their numpy kernels use (float32 ``add``, ``mul``...);
+- ``quantization_profile`` and ``embedding_update`` keep their structure:
+  symbolic ids select rows by if-then-else, ``np.add.at`` adds in index order,
+  and each lookup adds the condition that its id is in range to
+  ``ctx.guards`` (out of range, the concrete kernel raises).
+
+Trusting kernels as uninterpreted functions is the proof's scope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from specs import OPS, OpKind
+from specs.shapes import reduce_axes
+
+from refcompiler.kernels import KERNELS
+from refcompiler.symbolic.terms import Sort, Terms
+
+__all__ = ["Context", "SYMBOLIC_KERNELS", "MOVES", "run_symbolic_kernel"]
+
+Arrays = Sequence[np.ndarray]
+Result = tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+
+
+@dataclass
+class Context:
+    """The term table, and the conditions under which the concrete kernels run
+    without error (embedding ids in range), collected as kernels run."""
+
+    terms: Terms
+    guards: list[int] = field(default_factory=list)
+
+
+SymbolicKernel = Callable[[Context, Arrays, Arrays, Mapping[str, object]], Result]
+
+# Ops whose kernel only moves elements: the numpy kernel runs on the ids unchanged.
+MOVES = frozenset({OpKind.IDENTITY, OpKind.TRANSPOSE, OpKind.CONCAT, OpKind.ROLL, OpKind.RESHAPE})
+
+
+def _moved(kind: OpKind) -> SymbolicKernel:
+    def kernel(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+        return KERNELS[kind](inputs, state, attrs)
+
+    return kernel
+
+
+def _elementwise(kind: OpKind) -> SymbolicKernel:
+    def kernel(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+        return (ctx.terms.map(kind.value, *inputs),), ()
+
+    return kernel
+
+
+def _matmul(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    a, b = inputs
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a2 = np.broadcast_to(a2, batch + a2.shape[-2:])
+    b2 = np.broadcast_to(b2, batch + b2.shape[-2:])
+    k = a2.shape[-1]
+    out = np.empty(batch + (a2.shape[-2], b2.shape[-1]), dtype=np.int64)
+    for pos in np.ndindex(*out.shape):
+        *bt, i, j = pos
+        row, col = a2[tuple(bt) + (i,)], b2[tuple(bt) + (slice(None), j)]
+        out[pos] = ctx.terms.app(f"matmul/{k}", [*row, *col])
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return (out,), ()
+
+
+def _reduce_sum(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    (x,) = inputs
+    axes = reduce_axes(attrs.get("axis"), x.ndim)
+    kept = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    rows = moved.reshape(kept + (n,))
+    out = np.empty(kept, dtype=np.int64)
+    for pos in np.ndindex(*kept):
+        out[pos] = ctx.terms.app(f"reduce_sum/{n}", rows[pos])
+    if attrs.get("keepdims"):
+        out = out.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return (out,), ()
+
+
+def _add_sub(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    a, b = inputs
+    return (ctx.terms.map("add", a, b), ctx.terms.map("sub", a, b)), ()
+
+
+def _sgd_momentum(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    w, g, v = inputs
+    t = ctx.terms
+    lr, mu = t.fconst(float(attrs["lr"])), t.fconst(float(attrs["mu"]))  # type: ignore[arg-type]
+    v_new = t.map("add", t.map("mul", np.int64(mu), v), g)
+    w_new = t.map("sub", w, t.map("mul", np.int64(lr), v_new))
+    return (w_new, v_new), ()
+
+
+def _accumulate(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    new = ctx.terms.map("add", state[0], inputs[0])
+    return (new.copy(),), (new,)
+
+
+def _quantization_profile(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    t = ctx.terms
+    x = inputs[0].reshape(-1)
+    minmax, hist = state
+    lo, hi, k = float(attrs["lo"]), float(attrs["hi"]), hist.shape[0]  # type: ignore[arg-type]
+    n = x.size
+    low = t.app("minimum", (minmax[0], t.app(f"amin/{n}", x)))
+    high = t.app("max", (minmax[1], t.app(f"amax/{n}", x)))
+    bins = [t.app(f"bin/{lo!r}/{hi!r}/{k}", (e,), Sort.I) for e in x]
+    counts = [t.app("int_as_f32", (t.count(t.eq(b, t.iconst(j)) for b in bins),)) for j in range(k)]
+    new_hist = np.array([t.app("add", (hist[j], counts[j])) for j in range(k)], dtype=np.int64)
+    return (), (np.array([low, high], dtype=np.int64), new_hist)
+
+
+def _select_row(t: Terms, table: np.ndarray, i: int) -> np.ndarray:
+    """``table[i]`` for a symbolic ``i``: an if-then-else chain over the rows."""
+    missing = t.app("embedding_id_out_of_range", ())
+    out = []
+    for j in range(table.shape[1]):
+        value = missing
+        for r in reversed(range(table.shape[0])):
+            value = t.ite(t.eq(i, t.iconst(r)), int(table[r, j]), value)
+        out.append(value)
+    return np.array(out, dtype=np.int64)
+
+
+def _embedding_update(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    t = ctx.terms
+    ids, grad = inputs
+    (table,) = state
+    flat_ids = [int(i) for i in ids.reshape(-1)]
+    grads = grad.reshape(len(flat_ids), table.shape[1])
+    for i in flat_ids:
+        ctx.guards.append(t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(table.shape[0] - 1))))
+    looked_up = np.array([_select_row(t, table, i) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
+    new_table = table.copy()
+    for r in range(table.shape[0]):
+        for j in range(table.shape[1]):
+            acc = int(table[r, j])
+            for p, i in enumerate(flat_ids):  # np.add.at adds in index order
+                acc = t.ite(t.eq(i, t.iconst(r)), t.app("add", (acc, grads[p, j])), acc)
+            new_table[r, j] = acc
+    return (looked_up,), (new_table,)
+
+
+def _save(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    return (), ()
+
+
+_WRITTEN: dict[OpKind, SymbolicKernel] = {
+    OpKind.MATMUL: _matmul,
+    OpKind.REDUCE_SUM: _reduce_sum,
+    OpKind.ADD_SUB: _add_sub,
+    OpKind.SGD_MOMENTUM: _sgd_momentum,
+    OpKind.ACCUMULATE: _accumulate,
+    OpKind.QUANTIZATION_PROFILE: _quantization_profile,
+    OpKind.EMBEDDING_UPDATE: _embedding_update,
+    OpKind.SAVE: _save,
+}
+
+
+def _derive(kind: OpKind) -> SymbolicKernel | None:
+    spec = OPS[kind]
+    if kind in MOVES:
+        return _moved(kind)
+    if kind in _WRITTEN:
+        return _WRITTEN[kind]
+    if spec.elementwise and len(spec.results) == 1 and not spec.state:
+        return _elementwise(kind)
+    return None
+
+
+SYMBOLIC_KERNELS: dict[OpKind, SymbolicKernel] = {k: fn for k in OPS if (fn := _derive(k)) is not None}
+
+
+def run_symbolic_kernel(ctx: Context, op: OpKind, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    """Run ``op``'s symbolic kernel; results come back as contiguous ``int64`` id arrays."""
+    results, new_state = SYMBOLIC_KERNELS[op](ctx, [np.asarray(a) for a in inputs], [np.asarray(s) for s in state], attrs)
+    return tuple(np.ascontiguousarray(r, dtype=np.int64).reshape(np.shape(r)) for r in results), tuple(
+        np.ascontiguousarray(s, dtype=np.int64).reshape(np.shape(s)) for s in new_state
+    )

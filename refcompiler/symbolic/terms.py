@@ -1,0 +1,187 @@
+"""Hash-consed terms: the values of the symbolic interpreters (DESIGN §7.4).
+
+A term is an ``int``, an index into one ``Terms`` table; the table keeps each
+distinct node once, so two computations that build the same expression get
+the same id and their equality is proved by construction. Tensors of terms
+are ``int64`` numpy arrays of ids, which lets the data-movement kernels
+(transpose, concat, roll, reshape) run unchanged on them.
+
+Sorts: ``F`` (a float32 value; an uninterpreted sort, since kernels are
+trusted as uninterpreted functions), ``I`` (an int32 value, a mathematical
+integer that the validator bounds to int32), ``B`` (a condition). Nodes:
+
+- ``("sym", name)``: an input element; ``("fconst", bits)`` a float32
+  constant by its bits; ``("iconst", v)``; ``("bconst", v)``;
+- ``("poison",)``: the poison of a float32 word (an int32 word's poison is
+  the integer -1, its bits as the concrete interpreter writes them);
+- ``("app", f, args)``: the uninterpreted function ``f`` on ``args``;
+- ``("ite", c, a, b)``, ``("eq", a, b)``, ``("le", a, b)``, ``("and", ...)``,
+  ``("not", a)``, ``("isum", ...)``: the interpreted part, folded when the
+  operands are constants or equal.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Iterable
+
+import numpy as np
+
+from refcompiler.errors import UsageError
+
+__all__ = ["Sort", "Terms"]
+
+
+class Sort(enum.Enum):
+    F = "float32"
+    I = "int32"  # noqa: E741 (the sort's name)
+    B = "bool"
+
+
+_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
+
+
+class Terms:
+    """One table of hash-consed terms; every term built by a validation lives
+    here. At most ``limit`` of them: one more raises ``UsageError``."""
+
+    def __init__(self, *, limit: int | None = None) -> None:
+        self.limit = limit
+        self.nodes: list[tuple] = []
+        self.sorts: list[Sort] = []
+        self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
+        self.index: dict[tuple, int] = {}
+        self.true = self._make(("bconst", True), Sort.B)
+        self.false = self._make(("bconst", False), Sort.B)
+        self.poison_f = self._make(("poison",), Sort.F)
+        self.poison_i = self.iconst(-1)
+
+    def _make(self, node: tuple, sort: Sort) -> int:
+        found = self.index.get(node)
+        if found is not None:
+            return found
+        tid = len(self.nodes)
+        if self.limit is not None and tid >= self.limit:
+            raise UsageError(f"the symbolic validation needs more than {self.limit} terms (the limit; raise it with --max-terms)")
+        self.nodes.append(node)
+        self.sorts.append(sort)
+        if tid >= self._codes.size:
+            self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
+        self._codes[tid] = _CODE[sort]
+        self.index[node] = tid
+        return tid
+
+    def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
+        """Whether every term in ``ids`` has ``sort``."""
+        return bool((self._codes[ids] == _CODE[sort]).all())
+
+    def sort(self, t: int) -> Sort:
+        return self.sorts[t]
+
+    def constant_value(self, t: int) -> object | None:
+        """The value of a constant int or condition term, else ``None``."""
+        node = self.nodes[t]
+        return node[1] if node[0] in ("iconst", "bconst") else None
+
+    # -- leaves ------------------------------------------------------------------
+
+    def sym(self, name: str, sort: Sort) -> int:
+        return self._make(("sym", name, sort), sort)
+
+    def fconst(self, value: float) -> int:
+        bits = int(np.asarray(value, dtype=np.float32).view(np.uint32))
+        return self._make(("fconst", bits), Sort.F)
+
+    def iconst(self, value: int) -> int:
+        return self._make(("iconst", int(value)), Sort.I)
+
+    def poison(self, sort: Sort) -> int:
+        return self.poison_f if sort is Sort.F else self.poison_i
+
+    # -- uninterpreted functions ---------------------------------------------------
+
+    def app(self, f: str, args: Iterable[int], sort: Sort = Sort.F) -> int:
+        return self._make(("app", f, tuple(map(int, args))), sort)
+
+    def as_sort(self, t: int, sort: Sort) -> int:
+        """``t`` read as a word of ``sort``: poison stays poison; a word of the
+        other sort is a reinterpretation of its bits (an uninterpreted cast)."""
+        if self.sorts[t] is sort:
+            return t
+        if t in (self.poison_f, self.poison_i):
+            return self.poison(sort)
+        return self.app(f"bits_as_{sort.value}", (t,), sort)
+
+    # -- the interpreted part --------------------------------------------------------
+
+    def eq(self, a: int, b: int) -> int:
+        if a == b:
+            return self.true
+        va, vb = self.constant_value(a), self.constant_value(b)
+        if va is not None and vb is not None:
+            return self.true if va == vb else self.false
+        return self._make(("eq", min(a, b), max(a, b)), Sort.B)
+
+    def le(self, a: int, b: int) -> int:
+        va, vb = self.constant_value(a), self.constant_value(b)
+        if va is not None and vb is not None:
+            return self.true if va <= vb else self.false
+        return self.true if a == b else self._make(("le", a, b), Sort.B)
+
+    def not_(self, a: int) -> int:
+        v = self.constant_value(a)
+        if v is not None:
+            return self.false if v else self.true
+        return self._make(("not", a), Sort.B)
+
+    def and_(self, *conds: int) -> int:
+        kept = []
+        for c in conds:
+            if c == self.false:
+                return self.false
+            if c != self.true and c not in kept:
+                kept.append(c)
+        if not kept:
+            return self.true
+        return kept[0] if len(kept) == 1 else self._make(("and", *sorted(kept)), Sort.B)
+
+    def ite(self, c: int, a: int, b: int) -> int:
+        if a == b or c == self.true:
+            return a
+        if c == self.false:
+            return b
+        return self._make(("ite", c, a, b), self.sorts[a])
+
+    def isum(self, terms: Iterable[int]) -> int:
+        """The integer sum of int terms (constants folded)."""
+        total, rest = 0, []
+        for t in terms:
+            v = self.constant_value(t)
+            if v is None:
+                rest.append(t)
+            else:
+                total += int(v)  # type: ignore[call-overload]
+        if not rest:
+            return self.iconst(total)
+        if total:
+            rest.append(self.iconst(total))
+        return rest[0] if len(rest) == 1 else self._make(("isum", *rest), Sort.I)
+
+    def count(self, conds: Iterable[int]) -> int:
+        """How many of ``conds`` hold, as an int term."""
+        one, zero = self.iconst(1), self.iconst(0)
+        return self.isum(self.ite(c, one, zero) for c in conds)
+
+    # -- tensors -------------------------------------------------------------------
+
+    def map(self, f: str, *arrays: np.ndarray, sort: Sort = Sort.F) -> np.ndarray:
+        """``f`` applied element by element, numpy broadcasting the operands."""
+        parts = np.broadcast_arrays(*arrays)
+        shape = parts[0].shape
+        columns = [p.reshape(-1).tolist() for p in parts]
+        index, make, out = self.index, self._make, []
+        for args in zip(*columns, strict=True):  # the hot loop of a validation: app() inlined
+            node = ("app", f, args)
+            found = index.get(node)
+            out.append(found if found is not None else make(node, sort))
+        return np.array(out, dtype=np.int64).reshape(shape)

@@ -1,0 +1,226 @@
+"""Symbolic translation validation (DESIGN §7.4): a compiled program equals the
+reference for all input values.
+
+``validate_compiled(graph, compiled)`` gives every element of every
+placeholder and owned variable a symbol, runs the allocated program through
+the symbolic IR interpreter and the graph through the symbolic reference on
+the same symbols (``runs`` times, carrying state), and compares the final
+placeholders and owned state after every run. Hash-consing proves most
+elements equal by construction; the rest, with the conditions under which
+the concrete kernels run (embedding ids in range), go to Z3:
+
+- ``PROVED``: equal for all input values, for this schedule and pipeline,
+  with kernels trusted as uninterpreted functions (``SCOPE``);
+- ``COUNTEREXAMPLE``: a Z3 model, made concrete input values, on which the
+  concrete interpreter and the reference differ (``confirm``);
+- ``INCONCLUSIVE``: Z3 said unknown (a timeout), or its model's difference
+  did not survive concretisation. Never reported as proved.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from refcompiler.driver import Compiled, run_compiled
+from refcompiler.graph import Graph, StorageKind, initial_value
+from refcompiler.proofs import Verdict, smt
+from refcompiler.symbolic.confirm import concretise, confirm
+from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
+from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
+from refcompiler.symbolic.kernels import Context
+from refcompiler.symbolic.reference import symbolic_run_once
+from refcompiler.symbolic.terms import Sort, Terms
+from refcompiler.values import Values
+
+__all__ = ["SCOPE", "Validation", "SymbolicReference", "symbolic_reference", "validate_compiled", "small_enough", "DEFAULT_TIMEOUT", "MAX_NODES", "MAX_ELEMENTS"]
+
+SCOPE = "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions"
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_MAX_TERMS = 5_000_000  # the memory a graph file can make a validation use is bounded (DESIGN §12)
+CONCRETISATIONS = 3  # seeds tried on a model before calling a difference unconfirmed
+MAX_NODES = 40  # small_enough: what a campaign validates by default
+MAX_ELEMENTS = 1024
+
+
+@dataclass(frozen=True)
+class Validation:
+    """``differences``: the elements that are not equal by construction
+    (``"run 1: p[3]"``); ``inputs``: the confirmed counterexample's values."""
+
+    verdict: Verdict
+    detail: str
+    runs: int
+    schedule: tuple[str, ...]
+    differences: tuple[str, ...] = ()
+    inputs: Values | None = None
+    used_z3: bool = False
+    terms: int = 0
+    seconds: float = 0.0
+
+
+def small_enough(graph: Graph) -> bool:
+    """Whether a campaign should validate ``graph`` by default: few nodes and
+    few storage elements, so that validation stays in the throughput goal."""
+    elements = sum(s.size for s in graph.storage)
+    return len(graph.nodes) <= MAX_NODES and elements <= MAX_ELEMENTS
+
+
+def scheduled_graph(compiled: Compiled) -> Graph:
+    """The graph ``compiled`` was scheduled from (the one place that names the field)."""
+    return compiled.scheduled_graph
+
+
+@dataclass
+class SymbolicReference:
+    """The reference's side of a validation, shared by every program of one graph:
+    the term table, the input symbols, the constants, the values after each run
+    and the conditions under which the reference runs (embedding ids in range)."""
+
+    graph: Graph
+    terms: Terms
+    symbols: dict[str, np.ndarray]
+    constants: dict[str, np.ndarray]
+    float_constants: dict[int, float]
+    runs: list[dict[str, np.ndarray]]
+    guards: set[int]
+
+
+def symbolic_reference(graph: Graph, *, runs: int = 2, max_terms: int = DEFAULT_MAX_TERMS) -> SymbolicReference:
+    """Run the reference of the valid ``graph`` ``runs`` times on symbols; the
+    validation that uses it may build at most ``max_terms`` terms (``UsageError``)."""
+    terms = Terms(limit=max_terms)
+    symbols = _symbols(terms, graph)
+    constants, float_constants = _constants(terms, graph)
+    ctx = Context(terms)
+    values, out = dict(symbols), []
+    for _ in range(runs):
+        values = symbolic_run_once(ctx, graph, values, constants)
+        out.append(values)
+    return SymbolicReference(graph, terms, symbols, constants, float_constants, out, set(ctx.guards))
+
+
+def validate_compiled(
+    graph: Graph,
+    compiled: Compiled,
+    *,
+    runs: int = 2,
+    timeout: float = DEFAULT_TIMEOUT,
+    reference: SymbolicReference | None = None,
+    max_terms: int = DEFAULT_MAX_TERMS,
+) -> Validation:
+    """Validate ``compiled`` (from ``compile_graph(graph, ...)``) against the
+    reference of ``graph`` after 1..``runs`` runs; see the module docstring.
+    ``reference``: ``symbolic_reference(graph, runs=runs)``, computed once for many programs."""
+    start = time.monotonic()
+    ref = reference if reference is not None else symbolic_reference(graph, runs=runs, max_terms=max_terms)
+    if ref.graph is not graph or len(ref.runs) != runs:
+        raise ValueError("the symbolic reference is of another graph or number of runs")
+    terms, prog_ctx = ref.terms, Context(ref.terms)
+    prog_values = _program_runs(prog_ctx, compiled, ref.symbols, ref.constants, runs)
+    diffs = _differences(ref.runs, prog_values)
+    extra_guards = sorted({g for g in prog_ctx.guards if g not in ref.guards and g != terms.true})
+    base = dict(runs=runs, schedule=compiled.schedule, differences=tuple(d[0] for d in diffs), terms=len(terms.nodes))
+    if not diffs and not extra_guards:
+        return Validation(Verdict.PROVED, f"equal by construction, {SCOPE}", seconds=time.monotonic() - start, **base)
+    solver, encoder = smt.general_solver(), Encoder(terms)
+    for g in sorted(ref.guards):
+        solver.add(encoder.expr(g))
+    for t in (int(x) for a in ref.symbols.values() for x in a.reshape(-1)):
+        if terms.sort(t) is Sort.I:
+            solver.add(encoder.expr(t) >= INT32_MIN, encoder.expr(t) <= INT32_MAX)
+    some = [encoder.expr(p) != encoder.expr(r) for _, p, r in diffs] + [smt.negation(encoder.expr(g)) for g in extra_guards]
+    solver.add(smt.any_of(*some))
+    answer = smt.check(solver, deadline=start + timeout)
+    base.update(used_z3=True)
+    if answer is smt.SatResult.UNSAT:
+        return _done(Verdict.PROVED, f"proved by Z3, {SCOPE}", start, base)
+    if answer is smt.SatResult.UNKNOWN:
+        return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base)
+    return _counterexample(graph, compiled, solver, encoder, ref.symbols, ref.float_constants, start, base)
+
+
+def _done(verdict: Verdict, detail: str, start: float, base: dict[str, Any], **more: Any) -> Validation:
+    return Validation(verdict, detail, **{**base, "seconds": time.monotonic() - start, **more})
+
+
+def _counterexample(
+    graph: Graph,
+    compiled: Compiled,
+    solver: Any,
+    encoder: Encoder,
+    symbols: dict[str, np.ndarray],
+    fconsts: dict[int, float],
+    start: float,
+    base: dict[str, Any],
+) -> Validation:
+    """Turn the model into concrete inputs and confirm them by concrete execution."""
+
+    def model_value(t: int) -> int | str:
+        return smt.model_value(solver, encoder.expr(t))
+
+    def run_program(inputs: Values, runs: int) -> Values:
+        return run_compiled(compiled, inputs, runs=runs)
+
+    for seed in range(CONCRETISATIONS):
+        inputs = concretise(graph, symbols, fconsts, model_value, seed=seed)
+        how = confirm(graph, run_program, inputs, base["runs"])
+        if how is not None:
+            first = base["differences"][0] if base["differences"] else "an embedding id out of range"
+            detail = f"counterexample confirmed by concrete execution: {how} (symbolically first at {first})"
+            return _done(Verdict.COUNTEREXAMPLE, detail, start, base, inputs=inputs)
+    detail = "Z3 found values where the terms differ, but the concrete run agrees with the reference on them: not proved"
+    return _done(Verdict.INCONCLUSIVE, detail, start, base)
+
+
+def _symbols(terms: Terms, graph: Graph) -> dict[str, np.ndarray]:
+    out = {}
+    for s in graph.storage:
+        if s.kind is not StorageKind.CONSTANT:
+            sort = sort_of(s.dtype)
+            out[s.name] = np.array([terms.sym(f"{s.name}[{i}]", sort) for i in range(s.size)], dtype=np.int64).reshape(s.shape)
+    return out
+
+
+def _constants(terms: Terms, graph: Graph) -> tuple[dict[str, np.ndarray], dict[int, float]]:
+    """The terms of each constant storage, and each float constant term's value
+    (for concretisation)."""
+    out: dict[str, np.ndarray] = {}
+    floats: dict[int, float] = {}
+    for s in graph.storage_of_kind(StorageKind.CONSTANT):
+        value = initial_value(s).reshape(-1)
+        if sort_of(s.dtype) is Sort.I:
+            ids = [terms.iconst(int(v)) for v in value]
+        else:
+            ids = [terms.fconst(float(v)) for v in value]
+            floats.update(zip(ids, (float(v) for v in value), strict=True))
+        out[s.name] = np.array(ids, dtype=np.int64).reshape(s.shape)
+    return out, floats
+
+
+def _program_runs(
+    ctx: Context, compiled: Compiled, symbols: dict[str, np.ndarray], constants: dict[str, np.ndarray], runs: int
+) -> list[dict[str, np.ndarray]]:
+    machine = SymbolicMachine(compiled.program, ctx)
+    machine.load(constants)
+    machine.load(symbols)
+    values, out = dict(symbols), []
+    for _ in range(runs):
+        machine.run()
+        values = {**values, **machine.read_back()}
+        out.append(values)
+    return out
+
+
+def _differences(ref_runs: list[dict[str, np.ndarray]], prog_runs: list[dict[str, np.ndarray]]) -> list[tuple[str, int, int]]:
+    """``(where, program term, reference term)`` for each element not equal by construction."""
+    out = []
+    for r, (ref, prog) in enumerate(zip(ref_runs, prog_runs, strict=True), start=1):
+        for name, want in ref.items():
+            have = prog[name].reshape(-1)
+            for i in np.flatnonzero(have != want.reshape(-1)):
+                out.append((f"run {r}: {name}[{i}]", int(have[i]), int(want.reshape(-1)[i])))
+    return out

@@ -1,0 +1,97 @@
+"""``refc validate``: proved, counterexample (written as a corpus case), inconclusive, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fuzz.corpus import load_case
+from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.mutants import activate
+from refcompiler.reference import run_reference
+from refcompiler.values import same_bits
+from tests.cli.inprocess import refc
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "sgd_momentum.json"
+VIEWS = ROOT / "corpus" / "mutant.share-ignore-views.json"
+
+
+def test_proved_states_its_scope(capsys: pytest.CaptureFixture[str]):
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--pipeline", "O2", "--scheduler", "random", "--seed", "3")
+    assert code == 0 and "proved" in out
+    assert "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions" in out
+
+
+def test_json_and_an_explicit_order(capsys: pytest.CaptureFixture[str]):
+    order = "y,err,xt,grad,step,save_w,save_v,sq,total,total1,save_loss"
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--order", order, "--runs", "1", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "proved" and doc["schedule"] == order.split(",") and doc["runs"] == 1
+
+
+def test_a_counterexample_is_confirmed_and_written_as_a_corpus_case(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    out_file = tmp_path / "found.json"
+    code, out, _ = refc(capsys, "validate", VIEWS, "--mutant", "share-ignore-views", "--pipeline", "O2", "--out", out_file)
+    assert code == 1 and "counterexample confirmed by concrete execution" in out
+    case = load_case(out_file)
+    assert case.expect.kind.value == "pass" and case.pipeline == "O2" and case.schedule and case.inputs
+    assert case.found_by and case.found_by.startswith("refc validate") and case.mutant == "share-ignore-views"
+    inputs = {name: init for name, init in case.inputs}
+    assert all(init.value is not None for init in inputs.values())
+    # the case's own inputs show the miscompile under the mutant, and not without it
+    from fuzz.corpus import case_inputs
+
+    values = case_inputs(case)
+    want = run_reference(case.graph, values)
+    with activate("share-ignore-views"):
+        got = run_compiled(compile_graph(case.graph, pipeline="O2", schedule=case.schedule), values)
+    assert any(not same_bits(got[k], want[k]) for k in want)
+    assert refc(capsys, "replay", out_file)[0] == 0
+
+
+def test_a_z3_timeout_is_exit_3_inconclusive(capsys: pytest.CaptureFixture[str]):
+    code, out, _ = refc(capsys, "validate", VIEWS, "--mutant", "share-ignore-views", "--pipeline", "O2", "--timeout", "1e-9")
+    assert code == 3 and "inconclusive" in out and "unknown" in out and ": proved" not in out
+
+
+def test_all_schedules_reports_orders_and_programs(capsys: pytest.CaptureFixture[str]):
+    code, out, _ = refc(capsys, "validate", ROOT / "examples" / "read_then_save.json", "--all-schedules", "--pipeline", "O2", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "proved" and doc["enumerated_all"] and doc["legal_orders_covered"] >= doc["distinct_programs"] >= 1
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--all-schedules", "--max-orders", "2")
+    assert code == 3 and "covered 2 legal orders" in out and "not all" in out
+
+
+def test_all_schedules_gives_the_first_failing_order(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    case = ROOT / "corpus" / "mutant.share-ignore-later-reads.json"
+    code, out, _ = refc(capsys, "validate", case, "--mutant", "share-ignore-later-reads", "--pipeline", "O2", "--all-schedules", "--out", tmp_path / "c.json")
+    assert code == 1 and "counterexample at legal order" in out and (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--order", "a,,b"], "--order"),
+        (["--order", "nope"], "SCH-1"),
+        (["--runs", "3"], "--runs"),
+        (["--timeout", "0"], "--timeout"),
+        (["--all-schedules", "--order", "y"], "exclude each other"),
+        (["--out", ""], "--out"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str):
+    code, _, err = refc(capsys, "validate", EXAMPLE, *argv)
+    assert code == 2 and message in err
+
+
+def test_a_missing_graph_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    code, _, err = refc(capsys, "validate", tmp_path / "none.json")
+    assert code == 2 and "none.json" in err
+
+
+def test_the_number_of_terms_is_bounded(capsys: pytest.CaptureFixture[str]):
+    code, _, err = refc(capsys, "validate", EXAMPLE, "--max-terms", "50")
+    assert code == 2 and "more than 50 terms" in err and "--max-terms" in err

@@ -1,0 +1,88 @@
+"""The symbolic kernel table, derived from the op table: complete, and with the
+shapes the numpy kernels give; data movement is numpy's own on the ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specs import OPS, OpKind
+
+from refcompiler.graph_json import load_graph
+from refcompiler.kernels import run_kernel
+from refcompiler.symbolic.kernels import MOVES, SYMBOLIC_KERNELS, Context, run_symbolic_kernel
+from refcompiler.symbolic.terms import Sort, Terms
+from refcompiler.values import constant_values, initial_values
+from refcompiler.verifier import infer_types
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_every_op_has_a_symbolic_kernel():
+    assert set(SYMBOLIC_KERNELS) == set(OPS)
+
+
+def _symbols(t: Terms, shape: tuple[int, ...], name: str, sort: Sort = Sort.F) -> np.ndarray:
+    return np.array([t.sym(f"{name}{i}", sort) for i in range(int(np.prod(shape)))], dtype=np.int64).reshape(shape)
+
+
+VALID = sorted((ROOT / "examples").glob("*.json")) + [
+    p for p in sorted((ROOT / "corpus").glob("*.json")) if '"expect": "pass"' in p.read_text(encoding="utf-8")
+]
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)
+def test_symbolic_kernels_give_the_numpy_kernels_shapes(path: Path):
+    graph = load_graph(path)
+    types = infer_types(graph)
+    values = {**initial_values(graph), **constant_values(graph)}
+    for node in graph.nodes:
+        def concrete(ref):
+            return values[ref.name] if graph.is_storage(ref) else np.zeros(types[(ref.name, ref.result)].shape, dtype=types[(ref.name, ref.result)].dtype.value)
+        ins = [concrete(r) for r in node.inputs]
+        state = [values[s] for s in node.state]
+        if node.op is OpKind.EMBEDDING_UPDATE:
+            ins[0] = np.zeros_like(ins[0])
+        want, want_state = run_kernel(node.op, ins, state, node.attr_dict())
+        t = Terms()
+        sym = [_symbols(t, a.shape, f"in{k}_", Sort.I if a.dtype == np.int32 else Sort.F) for k, a in enumerate(ins)]
+        sym_state = [_symbols(t, a.shape, f"st{k}_") for k, a in enumerate(state)]
+        got, got_state = run_symbolic_kernel(Context(t), node.op, sym, sym_state, node.attr_dict())
+        assert [g.shape for g in got] == [w.shape for w in want], node.name
+        assert [g.shape for g in got_state] == [w.shape for w in want_state], node.name
+
+
+def test_moves_are_numpy_on_ids():
+    t = Terms()
+    x = _symbols(t, (2, 3), "x")
+    (y,), _ = run_symbolic_kernel(Context(t), OpKind.TRANSPOSE, [x], [], {"perm": None})
+    assert (y == x.T).all() and OpKind.TRANSPOSE in MOVES
+    (r,), _ = run_symbolic_kernel(Context(t), OpKind.ROLL, [x], [], {})
+    assert (r == np.roll(x, 1, axis=0)).all()
+
+
+def test_matmul_and_reduce_sum_apply_one_function_per_row_and_column():
+    t = Terms()
+    a, b = _symbols(t, (2, 3), "a"), _symbols(t, (3, 2), "b")
+    (y,), _ = run_symbolic_kernel(Context(t), OpKind.MATMUL, [a, b], [], {})
+    assert y.shape == (2, 2) and y[1, 0] == t.app("matmul/3", [*a[1], *b[:, 0]])
+    (s,), _ = run_symbolic_kernel(Context(t), OpKind.REDUCE_SUM, [a], [], {"axis": 0, "keepdims": True})
+    assert s.shape == (1, 3) and s[0, 2] == t.app("reduce_sum/2", [a[0, 2], a[1, 2]])
+
+
+def test_embedding_update_selects_rows_and_guards_its_ids():
+    t = Terms()
+    ctx = Context(t)
+    table = _symbols(t, (2, 1), "t")
+    grad = _symbols(t, (2, 1), "g")
+    same = np.array([t.iconst(1), t.iconst(1)], dtype=np.int64)
+    (rows,), (new,) = run_symbolic_kernel(ctx, OpKind.EMBEDDING_UPDATE, [same, grad], [table], {})
+    assert rows[0, 0] == rows[1, 0] == table[1, 0]
+    # np.add.at adds in index order: both gradients, the first one first
+    assert new[1, 0] == t.app("add", (t.app("add", (table[1, 0], grad[0, 0])), grad[1, 0])) and new[0, 0] == table[0, 0]
+    assert set(ctx.guards) == {t.true}
+    ids = _symbols(t, (2,), "i", Sort.I)
+    run_symbolic_kernel(ctx, OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
+    assert len(set(ctx.guards) - {t.true}) == 2
