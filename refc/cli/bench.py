@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
+from refc.cli import bench_onnx
 from refc.cli.common import positive_seconds, whole_number
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
@@ -260,6 +261,7 @@ def _render_fuzz(data: dict[str, Any]) -> str:
 SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
     Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
+    Section("onnx", "conformance to ONNX's node tests, per op", bench_onnx.add_arguments, bench_onnx.measure, bench_onnx.render),
 )
 
 

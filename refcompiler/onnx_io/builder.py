@@ -37,6 +37,7 @@ class Value:
     ref: str | None
     type: TensorType | None
     const: np.ndarray | None = None
+    as_vector: "Value | None" = None  # a 0-d constant stored as shape [1], see ``vector``
 
 
 class Builder:
@@ -68,6 +69,15 @@ class Builder:
         stored = self.add_storage(self.namer.fresh(hint), StorageKind.CONSTANT, t, Init(value=flat))
         value.ref, value.type = stored.ref, t
         return stored.ref  # type: ignore[return-value]
+
+    def vector(self, value: Value, hint: str, where: str) -> str:
+        """A 0-d constant as a float32[1] operand, for a broadcasting op whose other
+        operand has a dimension: the result's shape is the same."""
+        if value.ref is not None or value.const is None or np.ndim(value.const) != 0:
+            return self.materialize(value, hint, where)
+        if value.as_vector is None:
+            value.as_vector = Value(None, None, np.asarray(value.const).reshape(1))
+        return self.materialize(value.as_vector, hint, where)
 
     def emit(self, op: OpKind, refs: list[str], attrs: dict[str, object], hint: str, where: str) -> Value:
         """Add a node of ``op`` over ``refs``; its one result's value. Refuses what the op table rejects."""

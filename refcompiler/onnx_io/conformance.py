@@ -142,3 +142,20 @@ def table(results: list[CaseResult]) -> dict[str, Any]:
         "unsupported": [{"case": r.name, "op": r.group, "reason": r.reason} for r in results if r.status == "unsupported"],
         "failed": [{"case": r.name, "op": r.group, "reason": r.reason} for r in results if r.status == "failed"],
     }
+
+
+def render(data: dict[str, Any]) -> str:
+    """The table of ``table``: one row per op group, then the reasons of every
+    unsupported case (counted), then every failure."""
+    rows = [("op", "collected", "supported", "passed", "max ULP")]
+    rows += [(g["op"], str(g["collected"]), str(g["supported"]), str(g["passed"]), str(g["max_ulps"])) for g in data["groups"]]
+    total = [sum(g[k] for g in data["groups"]) for k in ("collected", "supported", "passed")]
+    rows.append(("total", *(str(t) for t in total), ""))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    lines = ["onnx: ONNX node tests imported, run by the reference and by the compiled O2 pipeline"]
+    lines += ["  " + "  ".join(c.ljust(w) if k == 0 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths, strict=True))) for r in rows]
+    reasons = Counter((u["op"], u["reason"]) for u in data["unsupported"])
+    lines.append("  unsupported (cases, op, reason):")
+    lines += [f"    {n:3d}  {op}: {why}" for (op, why), n in sorted(reasons.items())]
+    lines += [f"  FAILED {f['case']} ({f['op']}): {f['reason']}" for f in data["failed"]]
+    return "\n".join(lines) + "\n"

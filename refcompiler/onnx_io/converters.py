@@ -65,6 +65,15 @@ class OnnxNode:
     def emit(self, op: OpKind, refs: list[str], attrs: dict[str, object] | None = None) -> Value:
         return self.b.emit(op, refs, attrs or {}, self.hint, self.where)
 
+    def operands(self, count: int) -> list[str]:
+        """Inputs 0..count-1 as data of a broadcasting op (0-d constants as [1]
+        when another input has a dimension)."""
+        values = [self.value(i) for i in range(count)]
+        ranked = any(np.ndim(v.const) > 0 if v.ref is None else len(v.type.shape) > 0 for v in values)  # type: ignore[union-attr]
+        if not ranked:
+            return [self.data(i) for i in range(count)]
+        return [self.b.vector(v, self.node.input[i], self.where) for i, v in enumerate(values)]
+
     def scalar(self, x: float) -> str:
         """A float32[1] constant: ``x`` as a broadcasting operand."""
         return self.b.materialize(Value(None, None, np.array([x], dtype=np.float32)), f"{self.hint}.k", self.where)
@@ -80,9 +89,19 @@ def _elementwise(op: OpKind, arity: int) -> Converter:
     return convert
 
 
+def _broadcasting(op: OpKind) -> Converter:
+    """A binary op with numpy broadcasting; a 0-d constant beside a tensor with a
+    dimension is stored as shape [1], which broadcasts to the same result."""
+
+    def convert(n: OnnxNode) -> list[Value]:
+        return [n.emit(op, n.operands(2))]
+
+    return convert
+
+
 def _max(n: OnnxNode) -> list[Value]:
     """Variadic Max as a chain of binary maxima, left to right (as numpy folds it)."""
-    refs = [n.data(i) for i in range(len(n.inputs))]
+    refs = n.operands(len(n.inputs))
     if len(refs) == 1:
         return [n.emit(OpKind.IDENTITY, refs)]
     acc = n.emit(OpKind.MAX, refs[:2])
@@ -184,9 +203,9 @@ def _constant(n: OnnxNode) -> list[Value]:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "Add": _elementwise(OpKind.ADD, 2),
-    "Sub": _elementwise(OpKind.SUB, 2),
-    "Mul": _elementwise(OpKind.MUL, 2),
+    "Add": _broadcasting(OpKind.ADD),
+    "Sub": _broadcasting(OpKind.SUB),
+    "Mul": _broadcasting(OpKind.MUL),
     "Max": _max,
     "Relu": _elementwise(OpKind.RELU, 1),
     "Neg": _elementwise(OpKind.NEG, 1),
