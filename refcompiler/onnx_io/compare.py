@@ -17,7 +17,7 @@ import numpy as np
 
 from refcompiler.values import same_bits
 
-__all__ = ["EXACT_ONNX_OPS", "ULP_BOUND", "ABS_SLACK", "ulp_distance", "within", "agree"]
+__all__ = ["EXACT_ONNX_OPS", "ULP_BOUND", "ABS_SLACK", "ulp_distance", "within"]
 
 # ONNX op types whose results refc must reproduce bit for bit.
 EXACT_ONNX_OPS = frozenset({"Add", "Sub", "Mul", "Max", "Neg", "Relu", "Identity", "Transpose", "Concat", "Reshape", "Cast", "Constant"})
@@ -58,7 +58,3 @@ def within(got: np.ndarray, want: np.ndarray, *, exact: bool) -> tuple[bool, int
         close = np.abs(got.astype(np.float64) - want.astype(np.float64)) <= ABS_SLACK * scale
     same_special = np.array_equal(np.where(finite, 0, got), np.where(finite, 0, want), equal_nan=True)
     return bool(same_special and close[finite].all()), ulps
-
-
-def agree(got: np.ndarray, want: np.ndarray, *, exact: bool) -> bool:
-    return within(got, want, exact=exact)[0]

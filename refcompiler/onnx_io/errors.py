@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from refcompiler.errors import MalformedInput
 
-__all__ = ["Refused", "refused"]
+__all__ = ["Refused", "refused", "node_where"]
 
 
 class Refused(Exception):

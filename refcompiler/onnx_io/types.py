@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 from onnx import TensorProto, ValueInfoProto, helper
 
 from specs import Dtype
 
 from refcompiler.onnx_io.errors import Refused
 
-__all__ = ["ONNX_DTYPE", "refc_dtype", "static_shape", "Namer", "sanitize", "dtype_name"]
+__all__ = ["ONNX_DTYPE", "refc_dtype", "check_shape", "static_shape", "Namer", "sanitize", "dtype_name"]
 
 ONNX_DTYPE: dict[Dtype, int] = {Dtype.FLOAT32: TensorProto.FLOAT, Dtype.INT32: TensorProto.INT32}
 _REFC_DTYPE = {v: k for k, v in ONNX_DTYPE.items()}
@@ -83,7 +82,3 @@ class Namer:
             name = f"{base}.{k}"
         self.used.add(name)
         return name
-
-
-def as_numpy_dtype(dtype: Dtype) -> np.dtype:
-    return np.dtype(dtype.value)

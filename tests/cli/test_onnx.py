@@ -192,3 +192,10 @@ def test_without_the_extra_import_names_the_pip_command(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` now raises ImportError
     err = one_line_refusal(capsys, "import", MLP, contains="pip install -e '.[onnx]'")
     assert "refc import" in err
+
+
+def test_bench_onnx_prints_the_per_op_table(capsys):
+    code, out, err = refc(capsys, "bench", "--onnx")
+    assert code == 0, err
+    assert "collected" in out and "supported" in out and "passed" in out
+    assert "Gemm" in out and "FAILED" not in out and "unsupported (cases, op, reason):" in out
