@@ -20,7 +20,9 @@ from refcompiler.errors import RefCompilerError
 __all__ = ["main", "COMMANDS"]
 
 # Command modules under refc.cli, in the order ``refc --help`` lists them.
-COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "validate", "bench")
+COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "validate", "bench", "import", "export")
+# A command whose module is not named after it (``import`` is a Python keyword).
+_MODULES = {"import": "import_onnx", "export": "export_onnx"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
-        importlib.import_module(f"refc.cli.{name}").register(sub)
+        importlib.import_module(f"refc.cli.{_MODULES.get(name, name)}").register(sub)
     return parser
 
 

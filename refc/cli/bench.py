@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from refc.cli import bench_validate
+from refc.cli import bench_onnx, bench_validate
 from refc.cli.common import positive_seconds, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
@@ -263,6 +263,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
     Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
     Section(*bench_validate.SECTION_ARGS),
+    Section("onnx", "conformance to ONNX's node tests, per op", bench_onnx.add_arguments, bench_onnx.measure, bench_onnx.render),
 )
 
 

@@ -1,0 +1,58 @@
+"""``refc import model.onnx [-o G.json] [--dim NAME=SIZE ...] [--inputs F.npz]``: an ONNX model as a refc graph.
+
+Writes the graph (default: the model's name with ``.json``) and prints which
+placeholder holds each ONNX input and output. ``--dim`` binds a dynamic
+dimension; ``--inputs`` gives graph inputs' values by ONNX name (an int64
+shape or axes input becomes a constant). A model refc cannot express exactly is
+refused: exit 2, one line naming the node, its op and why. Without the
+``onnx`` extra installed: exit 2 naming the pip command.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from refc.cli.common import file_path
+from refcompiler.errors import UsageError
+from refcompiler.onnx_io import require_onnx
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="import an ONNX model as a refc graph")
+    p.add_argument("model", type=file_path, metavar="model.onnx", help="the ONNX model file")
+    p.add_argument("-o", "--out", type=file_path, metavar="G.json", default=None, help="the graph file to write (default: the model's name with .json)")
+    p.add_argument("--dim", action="append", default=[], type=_dim, metavar="NAME=SIZE", help="bind a dynamic dimension (repeatable)")
+    p.add_argument("--inputs", type=file_path, metavar="F.npz", default=None, help="graph inputs' values by ONNX name (default: seeded)")
+    p.set_defaults(func=run)
+
+
+def _dim(text: str) -> tuple[str, int]:
+    name, sep, size = text.partition("=")
+    if not sep or not name or not size.isdigit() or int(size) < 1:
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE with SIZE a whole number of at least 1, got {text!r}")
+    return name, int(size)
+
+
+def run(args: argparse.Namespace) -> int:
+    require_onnx()
+    from refcompiler.graph_json import dump_graph
+    from refcompiler.onnx_io.importer import import_file
+    from refcompiler.values import load_npz
+
+    dims = dict(args.dim)
+    if len(dims) != len(args.dim):
+        raise UsageError("--dim binds each name once")
+    values = load_npz(args.inputs) if args.inputs else None
+    imported = import_file(args.model, dims=dims, values=values)
+    out = args.out or str(Path(args.model).with_suffix(".json"))
+    try:
+        dump_graph(imported.graph, out)
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+    g = imported.graph
+    print(f"{args.model}: wrote {out} ({len(g.nodes)} nodes, {len(g.storage)} storage)")
+    for what, names in (("input", imported.inputs), ("output", imported.outputs)):
+        for onnx_name, placeholder in names.items():
+            print(f"  {what} {onnx_name!r} -> placeholder {placeholder}")
+    return 0

@@ -1,0 +1,185 @@
+"""``refc import``: an ONNX model file as a refc graph.
+
+Initializers and ``Constant`` nodes become constants (stored only when a data
+operand reads them); graph inputs become placeholders (their values given, or
+drawn from a seed); each graph output becomes a placeholder written by a
+``save``. Nodes go through ``converters.CONVERTERS``. Opsets 7 to what the
+installed ``onnx`` knows are accepted. Anything else is refused with one line
+naming the file, the node (or input) and why: a ``MalformedInput``, exit 2.
+A model file is data: nothing in it is executed, external data files it names
+are never opened, and its size is bounded (``MAX_FILE_BYTES``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import ModelProto, TensorProto, numpy_helper
+
+from specs import TensorType
+
+from refcompiler.errors import MalformedInput
+from refcompiler.graph import Graph, Init, StorageKind
+from refcompiler.onnx_io.builder import Builder, Value
+from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
+from refcompiler.onnx_io.errors import Refused, node_where, refused
+from refcompiler.onnx_io.types import refc_dtype, static_shape
+
+__all__ = ["Imported", "MIN_OPSET", "MAX_FILE_BYTES", "load_model", "import_model", "import_file"]
+
+MIN_OPSET = 7
+# A reference compiler runs small graphs; a larger file is a mistake, not a workload.
+MAX_FILE_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class Imported:
+    """``graph``, and which placeholder holds each ONNX graph input and output."""
+
+    graph: Graph
+    inputs: dict[str, str]
+    outputs: dict[str, str]
+
+
+def load_model(path: str | os.PathLike[str]) -> ModelProto:
+    """Read and check a model file; any failure is a one-line ``MalformedInput``."""
+    p = str(path)
+    try:
+        size = Path(p).stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise MalformedInput(f"{size} bytes is more than refc reads ({MAX_FILE_BYTES})", path=p)
+        data = Path(p).read_bytes()
+    except FileNotFoundError:
+        raise MalformedInput("no such file", path=p) from None
+    except OSError as e:
+        raise MalformedInput(f"cannot read: {e.strerror or e}", path=p) from None
+    if not data:
+        raise MalformedInput("the file is empty", path=p)
+    model = ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise MalformedInput(f"not an ONNX model (the protobuf does not decode: {_line(e)})", path=p) from None
+    if not model.HasField("graph"):
+        raise MalformedInput("not an ONNX model (it has no graph)", path=p)
+    for t in model.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            raise MalformedInput(f"initializer '{t.name}' keeps its data in another file; refc reads only the model file", path=p)
+    try:
+        onnx.checker.check_model(model)
+    except (onnx.checker.ValidationError, ValueError) as e:
+        raise MalformedInput(f"not a valid ONNX model: {_line(e)}", path=p) from None
+    return model
+
+
+def _line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def import_file(path: str, *, dims: Mapping[str, int] | None = None, values: Mapping[str, np.ndarray] | None = None) -> Imported:
+    return import_model(load_model(path), path=path, dims=dims, values=values, name=Path(path).stem)
+
+
+def import_model(
+    model: ModelProto,
+    *,
+    path: str = "model.onnx",
+    dims: Mapping[str, int] | None = None,
+    values: Mapping[str, np.ndarray] | None = None,
+    name: str | None = None,
+) -> Imported:
+    """The refc graph of ``model``. ``dims`` binds dynamic dimensions by name;
+    ``values`` gives graph inputs' values by ONNX name (else seeds 0, 1, ...);
+    an int64 input given a value (a shape or axes) becomes a constant."""
+    try:
+        return _import(model, dict(dims or {}), dict(values or {}), name or model.graph.name or "model")
+    except Refused as e:
+        raise refused(path, e) from None
+
+
+def _opset(model: ModelProto) -> int:
+    versions = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    top = onnx.defs.onnx_opset_version()
+    if "ai.onnx" not in versions:
+        raise Refused("opset_import", "no opset of the default domain (ai.onnx)")
+    v = versions["ai.onnx"]
+    if not MIN_OPSET <= v <= top:
+        raise Refused("opset_import", f"opset {v} is outside what refc imports ({MIN_OPSET} to {top})")
+    return v
+
+
+def _import(model: ModelProto, dims: dict[str, int], values: dict[str, np.ndarray], name: str) -> Imported:
+    opset = _opset(model)
+    g = model.graph
+    if g.sparse_initializer:
+        raise Refused(f"sparse initializer '{g.sparse_initializer[0].values.name}'", "sparse tensors are not supported")
+    b = Builder()
+    env: dict[str, Value] = {t.name: Value(None, None, numpy_helper.to_array(t)) for t in g.initializer}
+    unknown = sorted(set(values) - {vi.name for vi in g.input if vi.name not in env})
+    if unknown:
+        raise Refused(f"input value '{unknown[0]}'", "names no graph input of the model")
+    for vi in g.input:
+        if vi.name in values and values[vi.name].dtype == np.int64:
+            # a shape or axes fed as an input: fixed at import, as refc needs it
+            env[vi.name] = Value(None, None, np.asarray(values[vi.name]))
+    inputs = {}
+    for k, vi in enumerate(vi for vi in g.input if vi.name not in env):
+        env[vi.name] = _placeholder(b, vi, k, dims, values.get(vi.name))
+        inputs[vi.name] = env[vi.name].ref
+    outputs = {vi.name: b.namer.fresh(vi.name) for vi in g.output}
+    for index, node in enumerate(g.node):
+        _convert(b, node, index, env, opset)
+    for vi in g.output:
+        _output(b, vi, env, outputs[vi.name])
+    graph = Graph(name=name, storage=tuple(b.storage), nodes=tuple(b.nodes))
+    return Imported(graph=graph, inputs=inputs, outputs=outputs)  # type: ignore[arg-type]
+
+
+def _placeholder(b: Builder, vi: onnx.ValueInfoProto, k: int, dims: dict[str, int], value: np.ndarray | None) -> Value:
+    where = f"graph input '{vi.name}'"
+    dtype = refc_dtype(vi.type.tensor_type.elem_type, where)
+    t = TensorType(static_shape(vi, dims, where), dtype)
+    if value is None:
+        init = Init(seed=k)
+    else:
+        value = np.asarray(value)
+        if value.shape != t.shape or value.dtype != np.dtype(dtype.value):
+            raise Refused(where, f"its value is {value.dtype}{list(value.shape)}, the input is {t}")
+        if not np.isfinite(value).all():
+            raise Refused(where, "its value holds NaN or infinity; a graph file keeps finite values (give it to refc run --inputs)")
+        init = Init(value=tuple(value.ravel().tolist()))
+    return b.add_storage(b.namer.fresh(vi.name), StorageKind.PLACEHOLDER, t, init)
+
+
+def _convert(b: Builder, node: onnx.NodeProto, index: int, env: dict[str, Value], opset: int) -> None:
+    where = node_where(node.name, node.op_type, index)
+    if node.domain not in ("", "ai.onnx"):
+        raise Refused(where, f"domain '{node.domain}' is not one refc imports (only ai.onnx)")
+    convert = CONVERTERS.get(node.op_type)
+    if convert is None:
+        raise Refused(where, f"op {node.op_type} is not one refc imports (it imports {', '.join(sorted(CONVERTERS))})")
+    results = convert(OnnxNode(b, node, env, opset, where))
+    if len(node.output) > len(results):
+        raise Refused(where, f"{len(node.output)} outputs; refc's conversion gives {len(results)}")
+    for k, out in enumerate(node.output):
+        if out:  # an optional output left unnamed
+            env[out] = results[k]
+
+
+def _output(b: Builder, vi: onnx.ValueInfoProto, env: dict[str, Value], target: str) -> None:
+    where = f"graph output '{vi.name}'"
+    if vi.name not in env:
+        raise Refused(where, "no node produces it")
+    source = b.materialize(env[vi.name], vi.name, where)
+    t = b.types[source]
+    if not t.shape:
+        raise Refused(where, "is 0-d (a scalar); refc storage has at least one dimension")
+    b.add_storage(target, StorageKind.PLACEHOLDER, t, None)
+    b.save(source, target)

@@ -1,0 +1,88 @@
+"""The importer, op by op, on models the node tests do not cover (older opsets,
+attribute corners), checked against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from refcompiler.errors import MalformedInput
+from refcompiler.onnx_io.importer import import_model
+from refcompiler.reference import run_reference
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7
+
+
+def model(node, inputs, output_shape, *, opset=13, initializers=()):
+    graph = helper.make_graph(
+        [node], "m", [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape)], initializer=list(initializers),
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def run(m, **inputs):
+    imported = import_model(m)
+    values = run_reference(imported.graph, {imported.inputs[k]: v for k, v in inputs.items()})
+    return values[imported.outputs["y"]]
+
+
+def test_reduce_sum_axes_attribute_before_opset_13():
+    m = model(helper.make_node("ReduceSum", ["x"], ["y"], axes=[0, -1], keepdims=0), [("x", X)], [3], opset=11)
+    assert (run(m, x=X) == X.sum(axis=(0, 2), dtype=np.float32)).all()
+
+
+def test_reduce_sum_noop_with_empty_axes_is_identity():
+    m = model(helper.make_node("ReduceSum", ["x"], ["y"], noop_with_empty_axes=1), [("x", X)], list(X.shape))
+    assert (run(m, x=X) == X).all()
+
+
+def test_max_of_three_is_a_chain():
+    m = model(helper.make_node("Max", ["a", "b", "c"], ["y"]), [("a", X), ("b", -X), ("c", X[0])], list(X.shape))
+    assert (run(m, a=X, b=-X, c=X[0]) == np.maximum(np.maximum(X, -X), X[0])).all()
+
+
+def test_reshape_zero_copies_a_dimension_and_minus_one_is_inferred():
+    shape = numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "s")
+    m = model(helper.make_node("Reshape", ["x", "s"], ["y"]), [("x", X)], [2, 12], initializers=[shape])
+    assert run(m, x=X).shape == (2, 12)
+
+
+def test_reshape_allowzero_with_a_zero_is_refused():
+    shape = numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "s")
+    m = model(helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1), [("x", X)], [2, 12], opset=14, initializers=[shape])
+    with pytest.raises(MalformedInput, match="allowzero=1 is zero-sized"):
+        import_model(m)
+
+
+def test_cast_to_the_same_type_is_identity_and_to_another_is_refused():
+    m = model(helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT), [("x", X)], list(X.shape))
+    assert (run(m, x=X) == X).all()
+    m = model(helper.make_node("Cast", ["x"], ["y"], to=TensorProto.DOUBLE, name="c"), [("x", X)], list(X.shape))
+    with pytest.raises(MalformedInput, match=r"node 'c' \(Cast\): Cast from float32 to float64"):
+        import_model(m)
+
+
+def test_gemm_alpha_beta_and_transposes():
+    a, b, c = X[0], X[1], np.ones((3, 1), np.float32)
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=2.0, transB=1)
+    m = model(node, [("a", a), ("b", b), ("c", c)], [3, 3])
+    want = (a @ b.T) * np.float32(0.5) + c * np.float32(2.0)
+    assert (run(m, a=a, b=b, c=c) == want).all()
+
+
+def test_a_zero_d_constant_beside_a_tensor_broadcasts():
+    k = numpy_helper.from_array(np.array(3.0, dtype=np.float32), "k")
+    m = model(helper.make_node("Mul", ["x", "k"], ["y"]), [("x", X)], list(X.shape), initializers=[k])
+    assert (run(m, x=X) == X * np.float32(3)).all()
+
+
+def test_a_constant_node_becomes_a_constant():
+    const = helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.full(4, 2.0, np.float32)))
+    graph = helper.make_graph(
+        [const, helper.make_node("Add", ["x", "k"], ["y"])], "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, X.shape)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, X.shape)],
+    )
+    imported = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert [s.kind.value for s in imported.graph.storage].count("constant") == 1
