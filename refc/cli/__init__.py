@@ -20,7 +20,7 @@ from refcompiler.errors import RefCompilerError
 __all__ = ["main", "COMMANDS"]
 
 # Command modules under refc.cli, in the order ``refc --help`` lists them.
-COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "bench")
+COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "report", "prove", "bench")
 
 
 class _Parser(argparse.ArgumentParser):

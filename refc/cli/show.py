@@ -12,10 +12,7 @@ from __future__ import annotations
 import argparse
 
 from refc.cli.common import add_graph_argument, load
-from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
-from refcompiler.errors import MalformedInput
-from refcompiler.graph import Graph
-from refcompiler.pictures import case_dot, graph_dot
+from refc.cli.picture import add_picture_arguments, drawing, emit, emit_dot, picture_format
 from refcompiler.printer import graph_text
 
 
@@ -31,30 +28,5 @@ def run(args: argparse.Namespace) -> int:
     if picture_format(args) is None:
         emit(args, graph_text(graph))
         return 0
-    schedule = case_schedule(graph, args.graph)
-    if schedule is None:
-        emit_dot(args, graph_dot(graph))
-    else:
-        emit_dot(args, case_dot(graph, schedule, title=f"case {graph.name}", notes=case_notes(graph)))
+    emit_dot(args, drawing(graph, args.graph))
     return 0
-
-
-def case_schedule(graph: Graph, path: str) -> list[str] | None:
-    """A corpus case's ``"schedule"`` field, or ``None`` when it has none."""
-    schedule = dict(graph.meta).get("schedule")
-    if schedule is None:
-        return None
-    if not isinstance(schedule, list) or not all(isinstance(n, str) for n in schedule):
-        raise MalformedInput("must be a list of node names", path=path, field="schedule")
-    return schedule
-
-
-def case_notes(graph: Graph) -> list[str]:
-    """The provenance of a case, one line each: its expectation, who found it."""
-    meta = dict(graph.meta)
-    notes = []
-    if meta.get("mutant"):
-        notes.append(f"kills mutant {meta['mutant']}" + (f" (pipeline {meta['pipeline']})" if meta.get("pipeline") else ""))
-    if meta.get("found_by"):
-        notes.append(f"found by: {meta['found_by']}")
-    return [str(n) for n in notes]
