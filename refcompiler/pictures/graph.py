@@ -104,6 +104,8 @@ def _storage_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str]) 
 
 def _inplace_text(node: Node, k: int) -> str:
     spec = node.spec
+    if spec.view:
+        return "a view of in 0 (no copy)"
     allowed = spec.inplace_inputs(k)
     if not allowed:
         return "may overwrite no input"
