@@ -98,3 +98,10 @@ def test_a_campaign_without_findings(capsys, out_dir):
     (out_dir / "summary.json").write_text(json.dumps(summary))
     assert refc(capsys, "report", out_dir)[0] == 0
     assert "0 distinct findings: nothing failed" in (out_dir / "report.html").read_text()
+
+
+def test_without_graphviz_the_report_is_written_and_says_what_to_install(capsys, out_dir, monkeypatch):
+    monkeypatch.setenv("PATH", str(out_dir))
+    assert refc(capsys, "report", out_dir)[0] == 0
+    html = (out_dir / "report.html").read_text()
+    assert "apt-get install graphviz" in html and html.count("<svg") == 1 and html.count('<code class="replay">') == 2
