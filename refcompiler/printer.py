@@ -1,13 +1,14 @@
-"""Human-readable forms of a graph: a text listing and a Graphviz DOT drawing.
+"""Human-readable text forms: a graph listing (``refc show``) and run summaries.
 
-Both work on any loaded graph, valid or not, so that ``refc show`` helps find
-out *why* a graph is invalid; a valid graph's text form also gives every
-node result its type. The text form is for reading, not parsing back: the
+The listing works on any loaded graph, valid or not, so that ``refc show``
+helps find out *why* a graph is invalid; a valid graph's listing also gives
+every node result its type. Pictures (Graphviz DOT, SVG) are in
+``refcompiler.pictures``. The text form is for reading, not parsing back: the
 canonical, round-tripping form is the ``refc-graph/1`` JSON document
 (``refcompiler.graph_json``).
 
-Every op has an entry in ``OP_SYMBOLS`` (the short mark a DOT node shows under
-its name); the spec-completeness test checks that none is missing.
+Every op has an entry in ``OP_SYMBOLS`` (the short mark a picture shows under a
+node's name); the spec-completeness test checks that none is missing.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from refcompiler.verifier import infer_types, violations
 __all__ = [
     "OP_SYMBOLS",
     "graph_text",
-    "graph_dot",
+    "op_symbol",
     "node_text",
     "init_text",
     "values_text",
@@ -207,84 +208,6 @@ def graph_text(graph: Graph) -> str:
         lines.append("")
         lines.append("violations:")
         lines.extend(f"  {v.invariant}: {v.detail}" for v in found)
-    return "\n".join(lines) + "\n"
-
-
-# ---------------------------------------------------------------- DOT form
-
-# How each storage kind is drawn: DOT node attributes.
-_STORAGE_STYLE: dict[StorageKind, dict[str, str]] = {
-    StorageKind.CONSTANT: {"shape": "box", "style": "filled", "fillcolor": "#e0e0e0", "color": "#616161"},
-    StorageKind.PLACEHOLDER: {"shape": "cylinder", "style": "filled", "fillcolor": "#cfe2ff", "color": "#1565c0"},
-    StorageKind.OWNED: {"shape": "hexagon", "style": "filled", "fillcolor": "#ffe0b2", "color": "#e65100"},
-}
-_NODE_STYLE = {"shape": "ellipse"}
-_OWNER_STYLE = {"shape": "ellipse", "style": "bold", "color": "#e65100"}
-_SAVE_STYLE = {"shape": "invhouse", "style": "filled", "fillcolor": "#c8e6c9", "color": "#2e7d32"}
-# Edge kinds: data flows, a save's write into its placeholder, an owner's state.
-DATA_EDGE = {"color": "#212121"}
-SAVE_EDGE = {"style": "dashed", "color": "#2e7d32", "penwidth": "1.5", "label": "save"}
-STATE_EDGE = {"style": "bold", "color": "#e65100", "dir": "both", "arrowhead": "normal", "arrowtail": "normal", "label": "state"}
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def _attr_list(attrs: Mapping[str, str]) -> str:
-    return "[" + ", ".join(f"{k}={_quote(v)}" for k, v in attrs.items()) + "]"
-
-
-def _storage_id(name: str) -> str:
-    # storage and nodes get separate DOT ids so that even an invalid graph that
-    # reuses a name draws two vertices, not one
-    return _quote(f"storage:{name}")
-
-
-def _node_id(name: str) -> str:
-    return _quote(f"node:{name}")
-
-
-def graph_dot(graph: Graph) -> str:
-    """A Graphviz drawing of the graph (``dot -Tsvg``).
-
-    Vertices: constants (grey boxes), placeholders (blue cylinders) and owned
-    variables (orange hexagons); nodes are ellipses, owners of state have an
-    orange bold outline, saves are green. Edges: data (solid, ``:k`` labels for
-    a result other than the only one), save (dashed green, node -> placeholder)
-    and state (bold orange, both ways between an owner and its variable).
-    """
-    lines = [
-        f"digraph {_quote(graph.name)} {{",
-        '  graph [rankdir="TB", fontname="Helvetica"];',
-        '  node [fontname="Helvetica", fontsize="10"];',
-        '  edge [fontname="Helvetica", fontsize="9"];',
-    ]
-    for s in graph.storage:
-        label = f"{s.name}\n{s.kind.value} {_type_text(s)}"
-        lines.append(f"  {_storage_id(s.name)} {_attr_list({'label': label, **_STORAGE_STYLE[s.kind]})};")
-    for node in graph.nodes:
-        if node.op is OpKind.SAVE:
-            style = _SAVE_STYLE
-        elif node.state:
-            style = _OWNER_STYLE
-        else:
-            style = _NODE_STYLE
-        label = f"{node.name}\n{op_symbol(node.op)}"
-        lines.append(f"  {_node_id(node.name)} {_attr_list({'label': label, **style})};")
-    for node in graph.nodes:
-        for ref in node.inputs:
-            source = _storage_id(ref.name) if graph.is_storage(ref) else _node_id(ref.name)
-            edge = dict(DATA_EDGE)
-            if ref.index is not None:
-                edge["label"] = f":{ref.index}"
-            lines.append(f"  {source} -> {_node_id(node.name)} {_attr_list(edge)};")
-        if node.op is OpKind.SAVE:
-            target = str(node.attr("target"))
-            lines.append(f"  {_node_id(node.name)} -> {_storage_id(target)} {_attr_list(SAVE_EDGE)};")
-        for name in node.state:
-            lines.append(f"  {_node_id(node.name)} -> {_storage_id(name)} {_attr_list(STATE_EDGE)};")
-    lines.append("}")
     return "\n".join(lines) + "\n"
 
 

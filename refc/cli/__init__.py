@@ -20,7 +20,7 @@ from refcompiler.errors import RefCompilerError
 __all__ = ["main", "COMMANDS"]
 
 # Command modules under refc.cli, in the order ``refc --help`` lists them.
-COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "prove", "validate", "bench", "import", "export")
+COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "report", "prove", "validate", "bench", "import", "export")
 # A command whose module is not named after it (``import`` is a Python keyword).
 _MODULES = {"import": "import_onnx", "export": "export_onnx"}
 

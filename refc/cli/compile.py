@@ -5,6 +5,12 @@ their kinds, every operand with its kind (``@in``, ``@out``, ``@inout``),
 arena offsets and peak bytes. Exit 0; 1 if an invariant breaks on the way
 (an invalid graph, an illegal schedule from a user's scheduler, an IR
 violation after a pass, MEM-1); 2 bad usage or a malformed graph.
+
+``--format dot|svg|png`` draws the IR instead (``--picture ir``, the default:
+instructions and the values they read and write,
+``refcompiler.pictures.program_dot``), or with ``--format svg --picture arena``
+the arena timeline (``refcompiler.pictures.arena_svg``). ``-o FILE`` writes
+the output to a file.
 """
 
 from __future__ import annotations
@@ -12,8 +18,12 @@ from __future__ import annotations
 import argparse
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, in_file, load
-from refcompiler.errors import InvariantViolation
+from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
+from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.ir_text import print_program
+from refcompiler.pictures import PictureFormat, arena_svg, program_dot
+
+PICTURES = ("ir", "arena")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_graph_argument(p)
     add_compile_arguments(p)
     add_mutant_argument(p)
+    add_picture_arguments(p, text_help="the IR's text form")
+    p.add_argument("--picture", choices=PICTURES, default="ir", help="what --format draws: ir (default), or arena: the arena timeline (SVG)")
     p.set_defaults(func=run)
 
 
@@ -29,5 +41,13 @@ def run(args: argparse.Namespace) -> int:
         compiled = compile_from_args(load(args), args)
     except InvariantViolation as e:
         raise in_file(args.graph, e) from None
-    print(print_program(compiled.program), end="")
+    form = picture_format(args)
+    if args.picture == "arena":
+        if form is not PictureFormat.SVG:
+            raise UsageError("--picture arena is drawn as SVG: add --format svg")
+        emit(args, arena_svg(compiled.program))
+    elif form is None:
+        emit(args, print_program(compiled.program))
+    else:
+        emit_dot(args, program_dot(compiled.program))
     return 0

@@ -1,7 +1,7 @@
 """``refc prove G``: SCH-2 for one graph, a proof or a counterexample schedule pair.
 
 ``refc prove G [--engine reach|z3|both] [--json] [--no-verify] [--timeout SECONDS]
-[--pipeline P] [--mutant NAME]``
+[--pipeline P] [--mutant NAME] [--format text|dot|svg|png] [-o FILE]``
 
 Exit 0 proved; 1 a counterexample, or an invalid graph (without
 ``--no-verify``, reported as ``refc check`` does), or no legal schedule at
@@ -20,6 +20,11 @@ default O0) under both schedules to confirm a miscompile.
 ``engine``, ``pairs_checked``, ``seconds``, ``counterexample`` (``storage``,
 ``nodes``, ``schedules``) or null, ``detail``, ``confirmation`` (``outcome``,
 ``detail``) or null, and ``violations`` for an invalid graph.
+
+``--format dot|svg|png`` draws the verdict instead: a counterexample as the
+graph with the missing ordering beside its two schedules
+(``refcompiler.pictures.counterexample_dot``), otherwise the graph (with its
+violations when it is rejected); the exit code is the same.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ import json
 from typing import Any
 
 from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
+from refc.cli.picture import add_picture_arguments, emit_dot, picture_format
 from refc.cli.tables import table_lines
-from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError
+from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.passes import resolve_pipeline
+from refcompiler.pictures import counterexample_dot, graph_dot
 from refcompiler.proofs import Proof, Verdict, prove
 from refcompiler.proofs.witness import Confirmation, confirm
 from refcompiler.verifier import violations
@@ -49,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_graph_argument(p)
     p.add_argument("--engine", choices=ENGINE_CHOICES, default="both", help="decider: reach, z3, or both, which must agree (default both)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_picture_arguments(p, text_help="the verdict, and a counterexample's schedules side by side")
     p.add_argument(
         "--no-verify",
         action="store_true",
@@ -63,20 +71,36 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Resolved now, though only a counterexample uses it: an unknown pipeline is bad usage (2)
     resolve_pipeline(args.pipeline)
+    if args.json and picture_format(args) is not None:
+        raise UsageError("--json and --format are exclusive: one prints the verdict as JSON, the other draws it")
+    if args.output is not None and picture_format(args) is None:
+        raise UsageError("-o writes a picture: give --format dot, svg or png (the text goes to stdout)")
     graph = load(args)
     if not args.no_verify:
         found = violations(graph)
         if found:
-            return _invalid(args, found)
+            return _picture(args, graph, None) if picture_format(args) else _invalid(args, found)
     try:
         proof = prove(graph, engine=args.engine, timeout=args.timeout)
     except InvariantViolation as e:  # no legal schedule exists at all (SCH-1, or a G-1 data cycle)
         return _invalid(args, [e])
+    if picture_format(args) is not None:
+        return _picture(args, graph, proof)
     confirmation = _confirm(graph, proof, args.pipeline)
     if args.json:
         print(json.dumps(_doc(args, proof, confirmation)))
     else:
         print(_text(args, graph, proof, confirmation), end="")
+    return EXIT[proof.verdict]
+
+
+def _picture(args: argparse.Namespace, graph: Graph, proof: Proof | None) -> int:
+    """Draw the counterexample (graph and both schedules), or the graph alone:
+    with its violations when it is rejected (``proof`` is None, exit 1)."""
+    if proof is None or proof.counterexample is None:
+        emit_dot(args, graph_dot(graph))
+        return 1 if proof is None else EXIT[proof.verdict]
+    emit_dot(args, counterexample_dot(graph, proof.counterexample, explanation=proof.detail))
     return EXIT[proof.verdict]
 
 

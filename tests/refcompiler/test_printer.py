@@ -1,4 +1,4 @@
-"""The printer's pieces: init descriptions, DOT quoting, zero-dimensional and invalid graphs."""
+"""The printer's pieces: init descriptions, zero-dimensional and invalid graphs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from specs import Dtype, OpKind
 
 from refcompiler.errors import InternalError
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
-from refcompiler.printer import OP_SYMBOLS, graph_dot, graph_text, init_text, op_symbol
+from refcompiler.printer import OP_SYMBOLS, graph_text, init_text, op_symbol
 
 
 def storage(init: Init | None, dtype: Dtype = Dtype.FLOAT32, shape: tuple[int, ...] = (3,)) -> Storage:
@@ -27,12 +27,6 @@ def storage(init: Init | None, dtype: Dtype = Dtype.FLOAT32, shape: tuple[int, .
 )
 def test_init_text(init, dtype, text):
     assert init_text(storage(init, dtype, (len(init.value),) if init and init.value else (3,))) == text
-
-
-def test_dot_quotes_names_that_need_it():
-    g = Graph(name='say "hi" \\ there', storage=(storage(None),), nodes=(Node("n", OpKind.NEG, (Ref("s"),)),))
-    first = graph_dot(g).splitlines()[0]
-    assert first == 'digraph "say \\"hi\\" \\\\ there" {'
 
 
 def test_text_of_a_graph_without_nodes_or_with_a_cycle():

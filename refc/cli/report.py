@@ -1,0 +1,126 @@
+"""``refc report OUT_DIR [-o FILE]``: one self-contained HTML page for a campaign.
+
+Reads what ``refc fuzz --out OUT_DIR`` wrote (``summary.json``, format
+``refc-fuzz-summary/1``, and the shrunk cases under ``cases/``) and writes
+``OUT_DIR/report.html`` (or ``FILE``): the summary, throughput over time, and
+each distinct finding with its explanation, picture (inline SVG, when
+Graphviz's ``dot`` is installed), case and one-line replay command. The page
+needs no network to view. The summary is read defensively: a field it lacks
+is shown as missing, a field it gains is ignored. Exit 0 (the page was
+written); 2 when OUT_DIR is no campaign output or the page cannot be written.
+A case that cannot be read is reported on the page, not fatal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+from typing import Any
+
+from refc.cli.common import file_path
+from refc.cli.picture import drawing
+from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
+from refcompiler.graph_json import load_graph, read_json, write_atomic
+from refcompiler.pictures import PictureFormat, have_dot, render
+from refcompiler.pictures.render import INSTALL_HINT
+from refcompiler.pictures.report import FindingView, campaign_html
+
+__all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES"]
+
+SUMMARY_FORMAT = "refc-fuzz-summary/"
+MAX_FILE_BYTES = 8 << 20  # a summary or a case larger than this is not one refc wrote
+MAX_FINDINGS = 200  # findings shown on one page
+MAX_PICTURE_NODES = 300  # a bigger case is listed without a picture (layout time)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write a campaign's output directory as one self-contained HTML page")
+    p.add_argument("out_dir", metavar="OUT_DIR", type=file_path, help="a directory `refc fuzz --out` wrote")
+    p.add_argument("-o", "--output", type=file_path, metavar="FILE", default=None, help="the page to write (default OUT_DIR/report.html)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out_dir)
+    summary = read_summary(out)
+    entries = [e for e in summary.get("signatures") or [] if isinstance(e, dict)] if isinstance(summary.get("signatures"), list) else []
+    notes = [] if have_dot() else [f"no pictures: Graphviz's dot program is not installed ({INSTALL_HINT})"]
+    if len(entries) > MAX_FINDINGS:
+        notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")
+    findings = [finding_view(out, e, summary.get("mutant")) for e in entries[:MAX_FINDINGS]]
+    found_at = [float(e["seconds_to_find"]) for e in entries if isinstance(e.get("seconds_to_find"), (int, float))]
+    page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
+    target = Path(args.output) if args.output is not None else out / "report.html"
+    try:
+        write_atomic(target, lambda f: f.write(page.encode("utf-8")))
+    except OSError as e:
+        raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
+    print(f"refc report: wrote {target} ({len(findings)} finding{'' if len(findings) == 1 else 's'})")
+    return 0
+
+
+def _bounded(path: Path) -> None:
+    if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
+        raise MalformedInput(f"larger than {MAX_FILE_BYTES >> 20} MiB, too large for a campaign file", path=str(path))
+
+
+def read_summary(out: Path) -> dict[str, Any]:
+    """``out/summary.json`` as a dict; exit 2 (one line) unless it is a campaign summary."""
+    if not out.is_dir():
+        raise UsageError(f"{out}: not a directory (give the --out directory of a refc fuzz campaign)")
+    path = out / "summary.json"
+    if not path.is_file():
+        raise UsageError(f"{out}: no summary.json here: not the output directory of a refc fuzz campaign")
+    _bounded(path)
+    doc = read_json(path)
+    if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith(SUMMARY_FORMAT):
+        raise MalformedInput(f"not a campaign summary (expected format {SUMMARY_FORMAT}1)", path=str(path), field="format")
+    return doc
+
+
+def _case_path(out: Path, entry: dict[str, Any]) -> Path | None:
+    """The case file of a finding, only inside ``out`` (a summary is data: it
+    may not point the report at other files)."""
+    case = entry.get("case")
+    if not isinstance(case, str) or not case:
+        return None
+    path = (out / case).resolve()
+    return path if path.is_relative_to(out.resolve()) else None
+
+
+def finding_view(out: Path, entry: dict[str, Any], mutant: Any) -> FindingView:
+    """What the page shows of one summary entry; a missing or malformed case
+    gives a view that says so."""
+    facts = [
+        (label, str(entry[key]))
+        for key, label in (("nodes", "nodes after shrinking"), ("nodes_before_reduction", "nodes before reduction"),
+                           ("seconds_to_find", "seconds to find"), ("reproduces", "reproduces on replay"),
+                           ("passes_without_mutant", "passes without the mutant"))
+        if key in entry
+    ]
+    title = str(entry.get("text") or entry.get("signature") or "a finding")
+    explanation = str(entry.get("explanation", ""))
+    path = _case_path(out, entry)
+    if path is None:
+        return FindingView(title, explanation, tuple(facts), "-", "", None, f"the summary names no case file inside {out}")
+    replay = f"refc replay {shlex.quote(str(out / str(entry['case'])))}" + (f" --mutant {shlex.quote(str(mutant))}" if isinstance(mutant, str) and mutant else "")
+    try:
+        _bounded(path)
+        case_text = path.read_text(encoding="utf-8")
+        graph = load_graph(path)
+        picture, note = _picture(graph, str(path))
+    except (OSError, UnicodeDecodeError) as e:
+        return FindingView(title, explanation, tuple(facts), replay, "", None, f"cannot read the case {path}: {e}")
+    except RefCompilerError as e:
+        return FindingView(title, explanation, tuple(facts), replay, "", None, f"the case cannot be drawn: {e}")
+    return FindingView(title, explanation, tuple(facts), replay, case_text, picture, note)
+
+
+def _picture(graph, path: str) -> tuple[str | None, str]:
+    if not have_dot():
+        return None, f"no picture: {INSTALL_HINT}"
+    if len(graph.nodes) > MAX_PICTURE_NODES:
+        return None, f"no picture: the case has {len(graph.nodes)} nodes (pictures stop at {MAX_PICTURE_NODES})"
+    svg = render(drawing(graph, path), PictureFormat.SVG).decode("utf-8")
+    return svg[svg.index("<svg"):], ""

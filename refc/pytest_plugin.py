@@ -1,0 +1,80 @@
+"""A pytest plugin (registered as the ``refc`` ``pytest11`` entry point):
+``pytest --refc-corpus DIR`` collects every corpus case under ``DIR`` (each
+``*.json`` file) as a test item that replays it as ``refc replay`` does: a
+``"pass"`` case must pass every check, a ``{"reject": ID}`` case must be
+rejected with that id. ``--refc-mutant NAME`` replays them against a mutant
+(a case then passes when it still kills it). The option may repeat.
+
+Importing the plugin registers refc's Hypothesis profiles (``refc.profiles``);
+without ``--refc-corpus`` it adds nothing to a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import refc.profiles  # noqa: F401  (registers the profiles)
+
+__all__ = ["CorpusFile", "CorpusCase"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("refc", "refc corpus cases")
+    group.addoption("--refc-corpus", action="append", default=[], metavar="DIR", help="collect the refc corpus cases (*.json) under DIR as tests")
+    group.addoption("--refc-mutant", default=None, metavar="NAME", help="replay the corpus cases against a refc mutant")
+
+
+def _roots(config: pytest.Config) -> list[Path]:
+    return [Path(p).resolve() for p in config.getoption("refc_corpus")]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for root in _roots(config):
+        if not root.exists():
+            raise pytest.UsageError(f"--refc-corpus {root}: no such file or directory")
+        if all(Path(a).resolve() != root for a in config.args):
+            config.args.append(str(root))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix != ".json":
+        return None
+    resolved = file_path.resolve()
+    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)):
+        return CorpusFile.from_parent(parent, path=file_path)
+    return None
+
+
+class CorpusFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        yield CorpusCase.from_parent(self, name=self.path.stem)
+
+
+class CaseFailure(Exception):
+    """A corpus case that did not behave as recorded."""
+
+
+class CorpusCase(pytest.Item):
+    def runtest(self) -> None:
+        from fuzz.corpus import load_case, replay
+        from refcompiler.errors import RefCompilerError
+
+        mutant = self.config.getoption("refc_mutant")
+        try:
+            case = load_case(self.path)
+            finding = replay(case, mutant=mutant)
+        except RefCompilerError as e:
+            raise CaseFailure(str(e)) from None
+        if finding is not None:
+            raise CaseFailure(f"expected {case.expect}, got: {finding}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseFailure):
+            return f"{self.path}: {excinfo.value}\nreplay: refc replay {self.path}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"refc corpus case {self.name}"

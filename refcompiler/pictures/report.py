@@ -1,0 +1,124 @@
+"""The campaign report: one self-contained HTML page (``refc report``).
+
+Everything is inline (CSS, SVG pictures, the cases' JSON), so the page opens
+from a file with no network. It shows the summary, the throughput chart, and
+each distinct finding with its explanation, picture, case and a one-line
+replay command. The page builder takes already-read data (``FindingView``);
+reading a campaign's output directory is the command's job.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from refcompiler.pictures.charts import throughput_svg
+
+__all__ = ["FindingView", "campaign_html", "SUMMARY_FIELDS"]
+
+# Summary fields shown in the table, in this order, with their headings.
+SUMMARY_FIELDS = (
+    ("mutant", "mutant"),
+    ("seed", "seed"),
+    ("workers", "workers"),
+    ("budget", "time budget (s)"),
+    ("max_cases", "case budget"),
+    ("pipeline", "pipeline under test"),
+    ("schedulers", "schedulers"),
+    ("cases", "cases"),
+    ("invalid_cases", "of which invalid graphs"),
+    ("schedules", "schedules"),
+    ("failures", "failing cases"),
+    ("distinct_failures", "distinct failures"),
+    ("seconds", "seconds"),
+    ("cases_per_second", "cases per second"),
+    ("schedules_per_second", "schedules per second"),
+    ("stopped_by", "stopped by"),
+)
+
+_CSS = """
+body { font-family: Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px; color: #212121; }
+h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #bdbdbd; margin-top: 2em; }
+table.summary td, table.summary th { text-align: left; padding: 2px 12px 2px 0; }
+.verdict { font-size: 1.2em; padding: .5em 1em; border-radius: 4px; display: inline-block; }
+.verdict.found { background: #ffcdd2; color: #b71c1c; } .verdict.clean { background: #c8e6c9; color: #1b5e20; }
+section.finding { border: 1px solid #e0e0e0; border-radius: 6px; padding: 0 1em 1em; margin: 1em 0; }
+.picture { overflow-x: auto; max-width: 100%; } .picture svg { max-width: 100%; height: auto; }
+code.replay { display: block; background: #263238; color: #eceff1; padding: .6em; border-radius: 4px; white-space: pre-wrap; }
+pre { background: #f5f5f5; padding: .6em; overflow-x: auto; } .note { color: #757575; }
+"""
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One distinct finding as the page shows it. ``picture``: inline SVG
+    markup, or ``None`` with ``picture_note`` saying why there is none."""
+
+    title: str
+    explanation: str
+    facts: tuple[tuple[str, str], ...]
+    replay: str
+    case_text: str
+    picture: str | None
+    picture_note: str = ""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _summary_table(summary: dict[str, Any]) -> str:
+    rows = [f"<tr><th>{_e(head)}</th><td>{_e(_shown(summary.get(key)))}</td></tr>" for key, head in SUMMARY_FIELDS if key in summary]
+    return '<table class="summary">' + "".join(rows) + "</table>"
+
+
+def _finding(k: int, f: FindingView) -> str:
+    facts = "".join(f"<li>{_e(name)}: {_e(value)}</li>" for name, value in f.facts)
+    picture = f'<div class="picture">{f.picture}</div>' if f.picture is not None else f'<p class="note">{_e(f.picture_note)}</p>'
+    return (
+        f'<section class="finding" id="finding-{k}">'
+        f"<h3>{k}. {_e(f.title)}</h3>"
+        f'<p class="explanation">{_e(f.explanation)}</p>'
+        f"<ul>{facts}</ul>"
+        f"<p>Replay it:</p><code class=\"replay\">{_e(f.replay)}</code>"
+        f"{picture}"
+        f"<details><summary>the case (JSON)</summary><pre>{_e(f.case_text)}</pre></details>"
+        "</section>"
+    )
+
+
+def campaign_html(title: str, summary: dict[str, Any], findings: Sequence[FindingView], found_at: Sequence[float], notes: Sequence[str] = ()) -> str:
+    """The whole page. ``found_at``: seconds to find each finding (the chart's ticks);
+    ``notes``: anything the reader should know about what could not be read."""
+    count = len(findings)
+    verdict = (
+        f'<p class="verdict found" id="finding-count">{count} distinct finding{"" if count == 1 else "s"}</p>'
+        if count
+        else '<p class="verdict clean" id="finding-count">0 distinct findings: nothing failed</p>'
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        verdict,
+        *(f'<p class="note">{_e(n)}</p>' for n in notes),
+        "<h2>Summary</h2>",
+        _summary_table(summary),
+        "<h2>Throughput over time</h2>",
+        f'<div class="picture">{throughput_svg(summary, found_at)}</div>',
+        "<h2>Findings</h2>",
+        *(_finding(k, f) for k, f in enumerate(findings, 1)),
+        "" if findings else '<p class="note">no failure was found</p>',
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,107 @@
+"""``refc report``: a campaign's output as one self-contained HTML page, checked
+in a real browser (headless Chromium) for what it shows."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.inprocess import refc
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANT = "sched-drop-save-war"
+CASES = {"SCH-2.proof.save.json": "corpus/mutant.sched-drop-save-war.json", "SEM-1.run.relu-save.json": "corpus/mutant.share-ignore-later-reads.json"}
+
+
+def entry(case: str, invariant: str, seconds: float) -> dict:
+    return {"signature": {"invariant": invariant, "stage": "proof", "kinds": ["save"]}, "text": f"{invariant} at proof [save]",
+            "explanation": f"explanation of {case}", "case": f"cases/{case}", "nodes": 2, "nodes_before_reduction": 8,
+            "reproduces": True, "passes_without_mutant": True, "seconds_to_find": seconds}
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    """What `refc fuzz --mutant ... --out DIR` writes, built from corpus cases (a
+    real campaign that finds this takes too long for a unit test)."""
+    out = tmp_path / "campaign"
+    (out / "cases").mkdir(parents=True)
+    for name, source in CASES.items():
+        shutil.copy(ROOT / source, out / "cases" / name)
+    summary = {"format": "refc-fuzz-summary/1", "seed": 1, "workers": 1, "mutant": MUTANT, "budget": None, "max_cases": 60,
+               "schedulers": ["topo", "memory", "random"], "pipeline": "O2", "cases": 60, "invalid_cases": 12, "schedules": 1523,
+               "failures": 3, "distinct_failures": 2, "signatures": [entry("SCH-2.proof.save.json", "SCH-2", 1.25), entry("SEM-1.run.relu-save.json", "SEM-1", 19.5)],
+               "stopped_by": "cases", "seconds": 54.6, "cases_per_second": 1.1, "schedules_per_second": 27.9,
+               "a_field_from_the_future": {"x": 1}}
+    (out / "summary.json").write_text(json.dumps(summary))
+    return out
+
+
+def chromium_dom(page: Path) -> str:
+    """The DOM of ``page`` after Chromium rendered it (no network, no profile)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert browser, "the report test needs Debian's chromium (.ci/run installs it)"
+    profile = page.parent / "chromium-profile"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}", "--dump-dom"]
+    done = subprocess.run([browser, *flags, page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_report_shows_the_summary_findings_pictures_and_replay_commands_in_a_browser(capsys, out_dir):
+    code, out, err = refc(capsys, "report", out_dir)
+    page = out_dir / "report.html"
+    assert (code, err) == (0, "") and out == f"refc report: wrote {page} (2 findings)\n"
+    dom = chromium_dom(page)
+    assert re.search(r'id="finding-count"[^>]*>2 distinct findings<', dom)
+    replays = re.findall(r'<code class="replay">([^<]*)</code>', dom)
+    assert replays == [f"refc replay {out_dir}/cases/{name} --mutant {MUTANT}" for name in CASES]
+    sections = re.findall(r'<section class="finding".*?</section>', dom, re.S)
+    assert len(sections) == 2 and all("<svg" in s and "the case's schedule" in s for s in sections)
+    assert "explanation of SCH-2.proof.save.json" in sections[0] and "1523" in dom and "throughput" in dom
+    # self-contained: nothing to fetch
+    html = page.read_text()
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html) and "<script" not in html and "<link" not in html
+
+
+def test_a_bad_out_dir_is_exit_2_in_one_line(capsys, tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "summary.json").write_text('{"format": "refc-graph/1"}')
+    for target, words in ((tmp_path / "absent", "not a directory"), (tmp_path / "empty", "no summary.json"), (tmp_path / "other", "not a campaign summary")):
+        code, out, err = refc(capsys, "report", target)
+        assert (code, out) == (2, "") and len(err.splitlines()) == 1 and words in err and str(target) in err
+
+
+def test_a_missing_or_foreign_case_is_noted_and_a_progress_series_is_drawn(capsys, out_dir):
+    summary = json.loads((out_dir / "summary.json").read_text())
+    summary["signatures"][0]["case"] = "cases/gone.json"
+    summary["signatures"][1]["case"] = "../outside.json"
+    (out_dir.parent / "outside.json").write_text((ROOT / CASES["SCH-2.proof.save.json"]).read_text())
+    summary["progress"] = [{"seconds": 10, "cases": 10, "schedules": 300}, {"seconds": 20, "cases": 30, "schedules": 600}, {"seconds": "x"}]
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    code, out, err = refc(capsys, "report", out_dir, "-o", out_dir / "r.html")
+    html = (out_dir / "r.html").read_text()
+    assert code == 0 and "cannot read the case" in html and f"the summary names no case file inside {out_dir}" in html
+    assert "from the summary&#x27;s progress series" in html or "from the summary's progress series" in html
+    assert html.count("<svg") == 1  # the chart only
+
+
+def test_a_campaign_without_findings(capsys, out_dir):
+    summary = json.loads((out_dir / "summary.json").read_text())
+    summary.update(signatures=[], failures=0, distinct_failures=0, mutant=None)
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    assert refc(capsys, "report", out_dir)[0] == 0
+    assert "0 distinct findings: nothing failed" in (out_dir / "report.html").read_text()
+
+
+def test_without_graphviz_the_report_is_written_and_says_what_to_install(capsys, out_dir, monkeypatch):
+    monkeypatch.setenv("PATH", str(out_dir))
+    assert refc(capsys, "report", out_dir)[0] == 0
+    html = (out_dir / "report.html").read_text()
+    assert "apt-get install graphviz" in html and html.count("<svg") == 1 and html.count('<code class="replay">') == 2
