@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refcompiler.ir import Opcode, Program
-from refcompiler.ir_analysis import activations, alloc_index, dealloc_index, name_types, uses_of
+from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.variants import swappable
 
@@ -41,20 +41,28 @@ def live_interval(program: Program, name: str) -> tuple[int, int]:
     it always covers what the IR verifier's MEM-1 (alloc to dealloc) sees.
     An activation nothing uses is live from its ``alloc`` to its ``dealloc``.
     """
+    facts = analyze(program)
     instrs = program.instrs
-    alloc = alloc_index(program, name)
+    alloc = facts.allocs.get(name)
     start = 0 if alloc is None else alloc
-    dealloc = dealloc_index(program, name)
+    dealloc = facts.deallocs.get(name)
     end = len(instrs) if dealloc is None else dealloc
-    used = uses_of(program, name)
+    used = facts.uses_of(name)
     if not used:
         return start, end
     first, last = used[0], used[-1]
-    if all(i.opcode is Opcode.ALLOC for i in instrs[start + 1 : first]):
+    if _only(facts, Opcode.ALLOC, start + 1, first):
         start = first
-    if dealloc is not None and all(i.opcode is Opcode.DEALLOC for i in instrs[last + 1 : dealloc]):
+    if dealloc is not None and _only(facts, Opcode.DEALLOC, last + 1, dealloc):
         end = last
     return start, max(end, last)
+
+
+def _only(facts: Analysis, opcode: Opcode, lo: int, hi: int) -> bool:
+    """Whether every instruction at an index in ``[lo, hi)`` has ``opcode``."""
+    if lo >= hi:
+        return True
+    return facts.program.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
 
 
 def allocate(program: Program) -> Program:
@@ -65,18 +73,19 @@ def allocate(program: Program) -> Program:
     (first fit). Raises MEM-1 (``InvariantViolation``) if the result overlaps
     two simultaneously live activations in the IR verifier's view.
     """
-    names = activations(program)
-    types = name_types(program)
+    facts = analyze(program)
+    names = list(facts.allocs)
     intervals = {n: live_interval(program, n) for n in names}
-    sizes = {n: _aligned(types[n].nbytes) for n in names}
-    placed: list[tuple[int, int, int]] = []  # (offset, size, interval end) of the activations placed so far
+    sizes = {n: _aligned(facts.types[n].nbytes) for n in names}
+    live: list[tuple[int, int, int]] = []  # (offset, size, interval end) of placed activations maybe still live
     offsets: dict[str, int] = {}
     for name in sorted(names, key=lambda n: intervals[n][0]):
         start, end = intervals[name]
-        # only activations still live at ``start`` can collide: later ones are placed later
-        busy = sorted((off, size) for off, size, last in placed if last >= start)
-        offsets[name] = _first_fit(busy, sizes[name])
-        placed.append((offsets[name], sizes[name], end))
+        # only activations still live at ``start`` can collide: later ones are
+        # placed later, and starts only grow, so the dead ones can go for good
+        live = [entry for entry in live if entry[2] >= start]
+        offsets[name] = _first_fit(sorted(entry[:2] for entry in live), sizes[name])
+        live.append((offsets[name], sizes[name], end))
     peak = max((offsets[n] + sizes[n] for n in names), default=0)
     result = replace(program, offsets=tuple((n, offsets[n]) for n in names), peak_bytes=peak)
     check_mem1(result)

@@ -425,16 +425,31 @@ def mem1_violations(program: Program) -> list[InvariantViolation]:
         if lo < 0 or (program.peak_bytes is not None and hi > program.peak_bytes):
             report(start, f"{name} at bytes [{lo}, {hi}) lies outside the arena of {program.peak_bytes} bytes", name)
         placed.append((name, lo, hi))
-    for i, (a, a_lo, a_hi) in enumerate(placed):
-        for b, b_lo, b_hi in placed[i + 1:]:
-            (a_start, a_end), (b_start, b_end) = ranges[a], ranges[b]
-            if a_start <= b_end and b_start <= a_end and a_lo < b_hi and b_lo < a_hi:
-                both = max(a_start, b_start)
-                report(
-                    both,
-                    f"{a} (bytes [{a_lo}, {a_hi}), live {a_start}..{a_end}) and {b} "
-                    f"(bytes [{b_lo}, {b_hi}), live {b_start}..{b_end}) overlap while both are live",
-                    a,
-                    b,
-                )
+    for i, j in _overlapping(placed, ranges):
+        (a, a_lo, a_hi), (b, b_lo, b_hi) = placed[i], placed[j]
+        (a_start, a_end), (b_start, b_end) = ranges[a], ranges[b]
+        report(
+            max(a_start, b_start),
+            f"{a} (bytes [{a_lo}, {a_hi}), live {a_start}..{a_end}) and {b} "
+            f"(bytes [{b_lo}, {b_hi}), live {b_start}..{b_end}) overlap while both are live",
+            a,
+            b,
+        )
     return found
+
+
+def _overlapping(placed: list[tuple[str, int, int]], ranges: dict[str, tuple[int, int]]) -> list[tuple[int, int]]:
+    """Every pair ``(i, j)``, ``i < j``, of ``placed`` activations live at a common
+    instruction and sharing a byte, sorted. A sweep over live-range starts: each
+    activation is compared only with those still live when it starts."""
+    pairs: list[tuple[int, int]] = []
+    live: list[int] = []
+    for j in sorted(range(len(placed)), key=lambda k: ranges[placed[k][0]][0]):
+        name, lo, hi = placed[j]
+        start, end = ranges[name]
+        live = [i for i in live if ranges[placed[i][0]][1] >= start]
+        for i in live:  # started no later, ends no earlier than ``start``
+            if ranges[placed[i][0]][0] <= end and placed[i][1] < hi and lo < placed[i][2]:
+                pairs.append((min(i, j), max(i, j)))
+        live.append(j)
+    return sorted(pairs)
