@@ -16,6 +16,8 @@ allocs, deallocs and views in between: what lowering and the passes produce.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from dataclasses import replace
 
 from refcompiler.ir import Opcode, Program
@@ -77,29 +79,67 @@ def allocate(program: Program) -> Program:
     names = list(facts.allocs)
     intervals = {n: live_interval(program, n) for n in names}
     sizes = {n: _aligned(facts.types[n].nbytes) for n in names}
-    live: list[tuple[int, int, int]] = []  # (offset, size, interval end) of placed activations maybe still live
+    arena = _Arena()
+    ends: list[tuple[int, int, int]] = []  # heap of (interval end, offset, size) of placed activations
     offsets: dict[str, int] = {}
     for name in sorted(names, key=lambda n: intervals[n][0]):
         start, end = intervals[name]
         # only activations still live at ``start`` can collide: later ones are
         # placed later, and starts only grow, so the dead ones can go for good
-        live = [entry for entry in live if entry[2] >= start]
-        offsets[name] = _first_fit(sorted(entry[:2] for entry in live), sizes[name])
-        live.append((offsets[name], sizes[name], end))
+        while ends and ends[0][0] < start:
+            _, offset, size = heapq.heappop(ends)
+            arena.release(offset, offset + size)
+        offsets[name] = arena.first_fit(sizes[name])
+        arena.take(offsets[name], offsets[name] + sizes[name])
+        heapq.heappush(ends, (end, offsets[name], sizes[name]))
     peak = max((offsets[n] + sizes[n] for n in names), default=0)
     result = replace(program, offsets=tuple((n, offsets[n]) for n in names), peak_bytes=peak)
     check_mem1(result)
     return result
 
 
-def _first_fit(busy: list[tuple[int, int]], size: int) -> int:
-    """The lowest offset where ``size`` bytes fit between the ``busy`` blocks (sorted)."""
-    offset = 0
-    for start, length in busy:
-        if offset + size <= start:
-            return offset
-        offset = max(offset, start + length)
-    return offset
+class _Arena:
+    """The bytes the live activations hold (disjoint blocks), kept as maximal runs
+    of busy bytes, so that first fit looks at gaps, not at every block."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # run starts, sorted
+        self.end: dict[int, int] = {}  # run start -> run end (exclusive)
+
+    def first_fit(self, size: int) -> int:
+        """The lowest offset where ``size`` bytes fit between the busy runs."""
+        offset = 0
+        for start in self.starts:
+            if offset + size <= start:
+                return offset
+            offset = max(offset, self.end[start])
+        return offset
+
+    def take(self, lo: int, hi: int) -> None:
+        """Mark ``[lo, hi)`` busy (it is free), merging it with the runs it touches."""
+        at = bisect.bisect_left(self.starts, lo)
+        if at < len(self.starts) and self.starts[at] == hi:  # a run starts where the block ends
+            hi = self.end.pop(self.starts.pop(at))
+        if at > 0 and self.end[self.starts[at - 1]] == lo:  # a run ends where the block starts
+            self.end[self.starts[at - 1]] = hi
+            return
+        self.starts.insert(at, lo)
+        self.end[lo] = hi
+
+    def release(self, lo: int, hi: int) -> None:
+        """Mark ``[lo, hi)`` free (it lies inside one run), splitting that run."""
+        at = bisect.bisect_right(self.starts, lo) - 1
+        start = self.starts[at]
+        run_end = self.end[start]
+        if start < lo:
+            self.end[start] = lo
+        else:
+            del self.starts[at]
+            del self.end[start]
+            at -= 1
+        if hi < run_end:
+            self.starts.insert(at + 1, hi)
+            self.end[hi] = run_end
 
 
 def _aligned(nbytes: int) -> int:

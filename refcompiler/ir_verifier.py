@@ -46,13 +46,15 @@ see ``refcompiler.ir_analysis``):
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from dataclasses import dataclass, field
 
 from specs import TensorType
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.ir_analysis import live_ranges, view_sources
+from refcompiler.ir_analysis import follow_views, live_ranges, view_sources
 from refcompiler.ir_text import context_lines, format_instr
 from refcompiler.spec import spec_of
 
@@ -137,11 +139,7 @@ class _Walk:
     # -- name resolution -------------------------------------------------
 
     def origin(self, name: str) -> str:
-        seen = {name}
-        while name in self.views and self.views[name] not in seen:
-            name = self.views[name]
-            seen.add(name)
-        return name
+        return follow_views(self.views, name)  # the views defined so far
 
     def type_of(self, name: str) -> TensorType | None:
         if name in self.buffers:
@@ -441,15 +439,35 @@ def mem1_violations(program: Program) -> list[InvariantViolation]:
 def _overlapping(placed: list[tuple[str, int, int]], ranges: dict[str, tuple[int, int]]) -> list[tuple[int, int]]:
     """Every pair ``(i, j)``, ``i < j``, of ``placed`` activations live at a common
     instruction and sharing a byte, sorted. A sweep over live-range starts: each
-    activation is compared only with those still live when it starts."""
+    activation is compared only with those still live when it starts, found by
+    their bytes while those are disjoint (else by looking at every one)."""
     pairs: list[tuple[int, int]] = []
-    live: list[int] = []
+    ends: list[tuple[int, int]] = []  # heap of (live end, i)
+    by_bytes: list[tuple[int, int, int]] = []  # (first byte, end byte, i) of the live ones, sorted
     for j in sorted(range(len(placed)), key=lambda k: ranges[placed[k][0]][0]):
         name, lo, hi = placed[j]
         start, end = ranges[name]
-        live = [i for i in live if ranges[placed[i][0]][1] >= start]
-        for i in live:  # started no later, ends no earlier than ``start``
-            if ranges[placed[i][0]][0] <= end and placed[i][1] < hi and lo < placed[i][2]:
+        while ends and ends[0][0] < start:
+            i = heapq.heappop(ends)[1]
+            del by_bytes[bisect.bisect_left(by_bytes, (placed[i][1], placed[i][2], i))]
+        for i in _sharing_bytes(by_bytes, lo, hi, disjoint=not pairs):
+            if ranges[placed[i][0]][0] <= end:  # started no later; ends no earlier than ``start``
                 pairs.append((min(i, j), max(i, j)))
-        live.append(j)
-    return sorted(pairs)
+        bisect.insort(by_bytes, (lo, hi, j))
+        heapq.heappush(ends, (end, j))
+    return sorted(set(pairs))
+
+
+def _sharing_bytes(by_bytes: list[tuple[int, int, int]], lo: int, hi: int, *, disjoint: bool) -> list[int]:
+    """The blocks of ``by_bytes`` that share a byte with ``[lo, hi)``. While the
+    blocks are disjoint their ends grow with their starts, so the search stops
+    at the first block, going down from ``hi``, that ends at or before ``lo``."""
+    below = bisect.bisect_left(by_bytes, (hi,))  # blocks starting before ``hi``
+    if not disjoint:
+        return [i for b_lo, b_hi, i in by_bytes[:below] if b_hi > lo]
+    found = []
+    for k in range(below - 1, -1, -1):
+        if by_bytes[k][1] <= lo:
+            break
+        found.append(by_bytes[k][2])
+    return found
