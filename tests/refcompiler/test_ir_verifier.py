@@ -433,7 +433,7 @@ def test_mem1_sweep_finds_exactly_the_overlapping_pairs() -> None:
     # some with a dealloc before the alloc)
     import random
 
-    from refcompiler.ir_verifier import _overlapping
+    from refcompiler.ir_verifier.mem1 import _overlapping
 
     rng = random.Random(7)
     for _ in range(200):
