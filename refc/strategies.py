@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from specs import OpKind
 
-from fuzz.schedules import ScheduleChoice, ScheduleSource, schedulable
+from fuzz.schedules import ScheduleChoice, ScheduleSource
+from refcompiler.driver import scheduled_graph
 from fuzz.schedules import schedules as _schedules
 from fuzz.strategies import Feature
 from fuzz.strategies import graphs as _graphs
@@ -86,4 +87,4 @@ def schedules(graph: Graph, *, sources: Sequence[ScheduleSource] = tuple(Schedul
     """Schedule choices for ``graph`` (the schedulers', random legal orders,
     adversarial ones, SCH-2 witnesses, all orders of a small graph); pass one
     to ``refc.check(graph, choice)``."""
-    return _schedules(schedulable(graph), sources=sources)
+    return _schedules(scheduled_graph(graph), sources=sources)

@@ -16,10 +16,12 @@ allocs, deallocs and views in between: what lowering and the passes produce.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from dataclasses import replace
 
 from refcompiler.ir import Opcode, Program
-from refcompiler.ir_analysis import activations, alloc_index, dealloc_index, name_types, uses_of
+from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.variants import swappable
 
@@ -41,20 +43,28 @@ def live_interval(program: Program, name: str) -> tuple[int, int]:
     it always covers what the IR verifier's MEM-1 (alloc to dealloc) sees.
     An activation nothing uses is live from its ``alloc`` to its ``dealloc``.
     """
+    facts = analyze(program)
     instrs = program.instrs
-    alloc = alloc_index(program, name)
+    alloc = facts.allocs.get(name)
     start = 0 if alloc is None else alloc
-    dealloc = dealloc_index(program, name)
+    dealloc = facts.deallocs.get(name)
     end = len(instrs) if dealloc is None else dealloc
-    used = uses_of(program, name)
+    used = facts.uses_of(name)
     if not used:
         return start, end
     first, last = used[0], used[-1]
-    if all(i.opcode is Opcode.ALLOC for i in instrs[start + 1 : first]):
+    if _only(facts, Opcode.ALLOC, start + 1, first):
         start = first
-    if dealloc is not None and all(i.opcode is Opcode.DEALLOC for i in instrs[last + 1 : dealloc]):
+    if dealloc is not None and _only(facts, Opcode.DEALLOC, last + 1, dealloc):
         end = last
     return start, max(end, last)
+
+
+def _only(facts: Analysis, opcode: Opcode, lo: int, hi: int) -> bool:
+    """Whether every instruction at an index in ``[lo, hi)`` has ``opcode``."""
+    if lo >= hi:
+        return True
+    return facts.program.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
 
 
 def allocate(program: Program) -> Program:
@@ -65,32 +75,71 @@ def allocate(program: Program) -> Program:
     (first fit). Raises MEM-1 (``InvariantViolation``) if the result overlaps
     two simultaneously live activations in the IR verifier's view.
     """
-    names = activations(program)
-    types = name_types(program)
+    facts = analyze(program)
+    names = list(facts.allocs)
     intervals = {n: live_interval(program, n) for n in names}
-    sizes = {n: _aligned(types[n].nbytes) for n in names}
-    placed: list[tuple[int, int, int]] = []  # (offset, size, interval end) of the activations placed so far
+    sizes = {n: _aligned(facts.types[n].nbytes) for n in names}
+    arena = _Arena()
+    ends: list[tuple[int, int, int]] = []  # heap of (interval end, offset, size) of placed activations
     offsets: dict[str, int] = {}
     for name in sorted(names, key=lambda n: intervals[n][0]):
         start, end = intervals[name]
-        # only activations still live at ``start`` can collide: later ones are placed later
-        busy = sorted((off, size) for off, size, last in placed if last >= start)
-        offsets[name] = _first_fit(busy, sizes[name])
-        placed.append((offsets[name], sizes[name], end))
+        # only activations still live at ``start`` can collide: later ones are
+        # placed later, and starts only grow, so the dead ones can go for good
+        while ends and ends[0][0] < start:
+            _, offset, size = heapq.heappop(ends)
+            arena.release(offset, offset + size)
+        offsets[name] = arena.first_fit(sizes[name])
+        arena.take(offsets[name], offsets[name] + sizes[name])
+        heapq.heappush(ends, (end, offsets[name], sizes[name]))
     peak = max((offsets[n] + sizes[n] for n in names), default=0)
     result = replace(program, offsets=tuple((n, offsets[n]) for n in names), peak_bytes=peak)
     check_mem1(result)
     return result
 
 
-def _first_fit(busy: list[tuple[int, int]], size: int) -> int:
-    """The lowest offset where ``size`` bytes fit between the ``busy`` blocks (sorted)."""
-    offset = 0
-    for start, length in busy:
-        if offset + size <= start:
-            return offset
-        offset = max(offset, start + length)
-    return offset
+class _Arena:
+    """The bytes the live activations hold (disjoint blocks), kept as maximal runs
+    of busy bytes, so that first fit looks at gaps, not at every block."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # run starts, sorted
+        self.end: dict[int, int] = {}  # run start -> run end (exclusive)
+
+    def first_fit(self, size: int) -> int:
+        """The lowest offset where ``size`` bytes fit between the busy runs."""
+        offset = 0
+        for start in self.starts:
+            if offset + size <= start:
+                return offset
+            offset = max(offset, self.end[start])
+        return offset
+
+    def take(self, lo: int, hi: int) -> None:
+        """Mark ``[lo, hi)`` busy (it is free), merging it with the runs it touches."""
+        at = bisect.bisect_left(self.starts, lo)
+        if at < len(self.starts) and self.starts[at] == hi:  # a run starts where the block ends
+            hi = self.end.pop(self.starts.pop(at))
+        if at > 0 and self.end[self.starts[at - 1]] == lo:  # a run ends where the block starts
+            self.end[self.starts[at - 1]] = hi
+            return
+        self.starts.insert(at, lo)
+        self.end[lo] = hi
+
+    def release(self, lo: int, hi: int) -> None:
+        """Mark ``[lo, hi)`` free (it lies inside one run), splitting that run."""
+        at = bisect.bisect_right(self.starts, lo) - 1
+        start = self.starts[at]
+        run_end = self.end[start]
+        if start < lo:
+            self.end[start] = lo
+        else:
+            del self.starts[at]
+            del self.end[start]
+            at -= 1
+        if hi < run_end:
+            self.starts.insert(at + 1, hi)
+            self.end[hi] = run_end
 
 
 def _aligned(nbytes: int) -> int:

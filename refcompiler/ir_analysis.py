@@ -13,29 +13,35 @@ Vocabulary used throughout:
   operands or the source of a ``view``; ``alloc`` and ``dealloc`` define and
   end a name, they do not use it.
 
-Every function takes the program as it is and never raises on malformed IR
-(an unresolved name is its own origin; a view cycle stops where it repeats):
-the verifier, not the analyses, decides what is legal.
+Everything is computed once per program, in one scan (``analyze``, memoized
+per program object: programs are immutable), so that each query costs O(1) or
+the size of its answer and a pass over the whole program stays linear. Every
+function takes the program as it is and never raises on malformed IR (an
+unresolved name is its own origin; a view cycle stops where it repeats): the
+verifier, not the analyses, decides what is legal.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import replace
-from typing import Callable, Iterable
+from threading import Lock
+from typing import Mapping
 
 from specs import TensorType
 
-from refcompiler.ir import BufferKind, Instr, Opcode, Program
+from refcompiler.ir import Instr, Opcode, Program
 
 __all__ = [
+    "Analysis",
+    "analyze",
+    "follow_views",
     "is_data",
-    "defined_name",
     "used_names",
     "read_names",
     "written_names",
     "view_sources",
     "origin",
-    "origin_map",
     "aliases",
     "name_types",
     "activations",
@@ -47,21 +53,14 @@ __all__ = [
     "first_use",
     "last_use",
     "live_ranges",
-    "buffer_kind",
     "rename",
+    "rename_all",
 ]
 
 
 def is_data(instr: Instr) -> bool:
     """A kernel or a copy: an instruction whose operands are memory accesses."""
-    return instr.opcode in (Opcode.KERNEL, Opcode.COPY)
-
-
-def defined_name(instr: Instr) -> str | None:
-    """The name an ``alloc`` or ``view`` defines; ``None`` for other instructions."""
-    if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
-        return instr.name
-    return None
+    return instr.opcode is Opcode.KERNEL or instr.opcode is Opcode.COPY
 
 
 def used_names(instr: Instr) -> tuple[str, ...]:
@@ -85,16 +84,10 @@ def written_names(instr: Instr) -> tuple[str, ...]:
     return tuple(o.name for o in instr.operands if o.kind.writes)
 
 
-def view_sources(program: Program) -> dict[str, str]:
-    """Each view's name -> the name it is a view of (its single ``@in`` operand)."""
-    out: dict[str, str] = {}
-    for instr in program.instrs:
-        if instr.opcode is Opcode.VIEW and instr.operands:
-            out[instr.name] = instr.operands[0].name
-    return out
-
-
-def _follow(sources: dict[str, str], name: str) -> str:
+def follow_views(sources: Mapping[str, str], name: str) -> str:
+    """The one definition of following a chain of views: from ``name`` through
+    ``sources`` (view -> the name it is a view of) to the first name that is no
+    view, or to where the chain would repeat (a cycle: malformed IR)."""
     seen = {name}
     while name in sources and sources[name] not in seen:
         name = sources[name]
@@ -102,100 +95,191 @@ def _follow(sources: dict[str, str], name: str) -> str:
     return name
 
 
+class Analysis:
+    """Def-use and view-origin facts of one program, from one scan.
+
+    Index lists are in program order, each index once. Per origin: the
+    instructions that use, read or write it or any of its aliases. Per name:
+    the data instructions that read it by that very name.
+    """
+
+    def __init__(self, program: Program):
+        instrs = program.instrs
+        self.program = program
+        self.sources: dict[str, str] = {}  # view -> its source (a later definition wins)
+        self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
+        self.allocs: dict[str, int] = {}  # activation -> its first alloc
+        self.deallocs: dict[str, int] = {}  # activation -> its first dealloc
+        for i, instr in enumerate(instrs):
+            if instr.opcode is Opcode.VIEW and instr.operands:
+                self.sources[instr.name] = instr.operands[0].name
+            if instr.opcode is Opcode.ALLOC:
+                self.allocs.setdefault(instr.name, i)
+            elif instr.opcode is Opcode.DEALLOC:
+                self.deallocs.setdefault(instr.name, i)
+            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW) and instr.type is not None:
+                self.types.setdefault(instr.name, instr.type)
+        self._origin: dict[str, str] = {}
+        self.uses: dict[str, list[int]] = {}
+        self.reads: dict[str, list[int]] = {}
+        self.writes: dict[str, list[int]] = {}
+        self.direct_reads: dict[str, list[int]] = {}
+        for i, instr in enumerate(instrs):
+            self._index(i, instr)
+        self.members: dict[str, set[str]] = {}  # origin -> its views
+        for view in self.sources:
+            self.members.setdefault(self.origin(view), set()).add(view)
+        self._run_start, self._run_end = _opcode_runs(instrs)
+
+    def _index(self, i: int, instr: Instr) -> None:
+        if not (is_data(instr) or instr.opcode is Opcode.VIEW):
+            return
+        for operand in instr.operands:
+            root = self.origin(operand.name)
+            _append_once(self.uses, root, i)
+            if instr.opcode is Opcode.VIEW:
+                continue
+            if operand.kind.reads:
+                _append_once(self.reads, root, i)
+                _append_once(self.direct_reads, operand.name, i)
+            if operand.kind.writes:
+                _append_once(self.writes, root, i)
+
+    def origin(self, name: str) -> str:
+        """The activation or module buffer at the bottom of ``name``'s chain of views."""
+        found = self._origin.get(name)
+        if found is None:
+            found = self._origin[name] = follow_views(self.sources, name)
+        return found
+
+    def aliases(self, name: str) -> frozenset[str]:
+        """Every name with ``name``'s origin (``name`` and the origin included)."""
+        root = self.origin(name)
+        return frozenset({name, root} | self.members.get(root, set()))
+
+    def uses_of(self, name: str) -> list[int]:
+        return self.uses.get(self.origin(name), [])
+
+    def readers(self, name: str) -> list[int]:
+        return self.reads.get(self.origin(name), [])
+
+    def writers(self, name: str) -> list[int]:
+        return self.writes.get(self.origin(name), [])
+
+    def run_start(self, index: int) -> int:
+        """Index of the first instruction of the run of same-opcode instructions holding ``index``."""
+        return self._run_start[index]
+
+    def run_end(self, index: int) -> int:
+        """Index of the last instruction of the run of same-opcode instructions holding ``index``."""
+        return self._run_end[index]
+
+
+def _append_once(table: dict[str, list[int]], key: str, index: int) -> None:
+    found = table.get(key)
+    if found is None:
+        table[key] = [index]
+    elif found[-1] != index:  # indices come in order: a repeat is the last one
+        found.append(index)
+
+
+def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
+    start = list(range(len(instrs)))
+    for i in range(1, len(instrs)):
+        if instrs[i].opcode is instrs[i - 1].opcode:
+            start[i] = start[i - 1]
+    end = list(range(len(instrs)))
+    for i in reversed(range(len(instrs) - 1)):
+        if instrs[i].opcode is instrs[i + 1].opcode:
+            end[i] = end[i + 1]
+    return start, end
+
+
+# Programs are immutable, so an analysis is valid for as long as its program
+# lives. A few recent ones are kept: passes query the program they were given,
+# and the one they build, many times each.
+_CACHE: OrderedDict[int, Analysis] = OrderedDict()
+_CACHE_SIZE = 8
+_LOCK = Lock()
+
+
+def analyze(program: Program) -> Analysis:
+    """The analysis of ``program``, computed on first request and kept while the
+    program is among the few most recently analysed."""
+    key = id(program)
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None and found.program is program:
+            _CACHE.move_to_end(key)
+            return found
+    made = Analysis(program)
+    with _LOCK:
+        _CACHE[key] = made
+        _CACHE.move_to_end(key)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return made
+
+
+def view_sources(program: Program) -> dict[str, str]:
+    """Each view's name -> the name it is a view of (its single ``@in`` operand)."""
+    return dict(analyze(program).sources)
+
+
 def origin(program: Program, name: str) -> str:
     """The activation or module buffer at the bottom of ``name``'s chain of views."""
-    return _follow(view_sources(program), name)
-
-
-def origin_map(program: Program) -> dict[str, str]:
-    """Every name the program defines or refers to -> its origin."""
-    sources = view_sources(program)
-    names: set[str] = set(program.buffer_by_name)
-    for instr in program.instrs:
-        names.add(instr.name)
-        names.update(o.name for o in instr.operands)
-    return {n: _follow(sources, n) for n in names}
+    return analyze(program).origin(name)
 
 
 def aliases(program: Program, name: str) -> frozenset[str]:
     """Every name that shares memory with ``name`` (the same origin), ``name`` included."""
-    sources = view_sources(program)
-    root = _follow(sources, name)
-    # only views differ from their origin, so the origin and its views are all
-    return frozenset({name, root} | {v for v in sources if _follow(sources, v) == root})
+    return analyze(program).aliases(name)
 
 
 def name_types(program: Program) -> dict[str, TensorType]:
-    """The type of every module buffer, activation and view."""
-    out = {b.name: b.type for b in program.buffers}
-    for instr in program.instrs:
-        if instr.opcode in (Opcode.ALLOC, Opcode.VIEW) and instr.type is not None:
-            out.setdefault(instr.name, instr.type)
-    return out
+    """The type of every module buffer, activation and view (do not modify)."""
+    return analyze(program).types
 
 
 def activations(program: Program) -> list[str]:
     """Names defined by an ``alloc``, in program order, each once."""
-    return list(dict.fromkeys(i.name for i in program.instrs if i.opcode is Opcode.ALLOC))
-
-
-def buffer_kind(program: Program, name: str) -> BufferKind | None:
-    """The kind of storage behind ``name`` (through views); ``None`` if it resolves to nothing."""
-    root = origin(program, name)
-    buffer = program.buffer_by_name.get(root)
-    if buffer is not None:
-        return buffer.kind
-    if root in activations(program):
-        return BufferKind.ACTIVATION
-    return None
-
-
-def _index_of(program: Program, opcode: Opcode, name: str) -> int | None:
-    for i, instr in enumerate(program.instrs):
-        if instr.opcode is opcode and instr.name == name:
-            return i
-    return None
+    return list(analyze(program).allocs)
 
 
 def alloc_index(program: Program, name: str) -> int | None:
     """Index of the (first) ``alloc`` of ``name``."""
-    return _index_of(program, Opcode.ALLOC, name)
+    return analyze(program).allocs.get(name)
 
 
 def dealloc_index(program: Program, name: str) -> int | None:
     """Index of the (first) ``dealloc`` of ``name``."""
-    return _index_of(program, Opcode.DEALLOC, name)
-
-
-def _touching(program: Program, names: Iterable[str], pick: Callable[[Instr], tuple[str, ...]]) -> list[int]:
-    wanted = set(names)
-    return [i for i, instr in enumerate(program.instrs) if wanted.intersection(pick(instr))]
+    return analyze(program).deallocs.get(name)
 
 
 def uses_of(program: Program, name: str) -> list[int]:
     """Indices of instructions that use ``name`` or any alias of it (views included)."""
-    return _touching(program, aliases(program, name), used_names)
+    return list(analyze(program).uses_of(name))
 
 
 def readers(program: Program, name: str) -> list[int]:
     """Indices of data instructions that read ``name`` or any alias of it."""
-    return _touching(program, aliases(program, name), read_names)
+    return list(analyze(program).readers(name))
 
 
 def writers(program: Program, name: str) -> list[int]:
     """Indices of data instructions that write ``name`` or any alias of it."""
-    return _touching(program, aliases(program, name), written_names)
+    return list(analyze(program).writers(name))
 
 
 def first_use(program: Program, name: str) -> int | None:
     """Index of the first instruction that uses ``name`` or an alias; ``None`` if unused."""
-    found = uses_of(program, name)
+    found = analyze(program).uses_of(name)
     return found[0] if found else None
 
 
 def last_use(program: Program, name: str) -> int | None:
     """Index of the last instruction that uses ``name`` or an alias; ``None`` if unused."""
-    found = uses_of(program, name)
+    found = analyze(program).uses_of(name)
     return found[-1] if found else None
 
 
@@ -206,22 +290,22 @@ def live_ranges(program: Program) -> dict[str, tuple[int, int]]:
     interpreter poisons it), so an activation owns its bytes from one to the
     other. A missing ``dealloc`` counts as live to the end of the program.
     """
-    start: dict[str, int] = {}
-    end: dict[str, int] = {}
-    for i, instr in enumerate(program.instrs):
-        if instr.opcode is Opcode.ALLOC:
-            start.setdefault(instr.name, i)
-        elif instr.opcode is Opcode.DEALLOC:
-            end.setdefault(instr.name, i)
+    facts = analyze(program)
     last = len(program.instrs)
-    return {name: (s, end.get(name, last)) for name, s in start.items()}
+    return {name: (s, facts.deallocs.get(name, last)) for name, s in facts.allocs.items()}
 
 
 def rename(instr: Instr, old: str, new: str) -> Instr:
     """``instr`` with every operand named ``old`` renamed to ``new`` (and its own name,
     for ``alloc``/``dealloc``/``view``)."""
-    renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name == old
-    if not renames_self and all(o.name != old for o in instr.operands):
+    return rename_all(instr, {old: new})
+
+
+def rename_all(instr: Instr, names: Mapping[str, str]) -> Instr:
+    """``instr`` with every operand named by a key of ``names`` renamed to its value
+    (and its own name, for ``alloc``/``dealloc``/``view``); all at once, not in turn."""
+    renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name in names
+    if not renames_self and all(o.name not in names for o in instr.operands):
         return instr
-    operands = tuple(replace(o, name=new) if o.name == old else o for o in instr.operands)
-    return replace(instr, operands=operands, name=new if renames_self else instr.name)
+    operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
+    return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)

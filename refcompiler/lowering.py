@@ -33,6 +33,7 @@ from refcompiler.effects import storage_behind
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
+from refcompiler.ir_analysis import follow_views
 from refcompiler.variants import swappable
 from refcompiler.verifier import infer_types
 
@@ -139,20 +140,20 @@ def _lower_node(
 
 def _with_deallocs(body: list[Instr]) -> list[Instr]:
     """``body`` with a ``dealloc`` of each activation right after its last use."""
-    origin: dict[str, str] = {}  # view or activation -> the activation behind it
+    sources: dict[str, str] = {}  # view -> its source
     allocated: list[str] = []
     last_use: dict[str, int] = {}
     for i, instr in enumerate(body):
         if instr.opcode is Opcode.ALLOC:
-            origin[instr.name] = instr.name
             allocated.append(instr.name)
             last_use[instr.name] = i
             continue
+        if instr.opcode is Opcode.VIEW and instr.operands:
+            sources[instr.name] = instr.operands[0].name
         for o in instr.operands:
-            if o.name in origin:
-                last_use[origin[o.name]] = i
-        if instr.opcode is Opcode.VIEW and instr.operands and instr.operands[0].name in origin:
-            origin[instr.name] = origin[instr.operands[0].name]
+            root = follow_views(sources, o.name)
+            if root in last_use:
+                last_use[root] = i
     ends: dict[int, list[str]] = {}
     for activation in allocated:
         ends.setdefault(last_use[activation], []).append(activation)

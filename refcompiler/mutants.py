@@ -59,13 +59,13 @@ def _verify_allow_two_saves() -> dict[Any, Callable[..., Any]]:
 def _share_ignore_later_reads() -> dict[Any, Callable[..., Any]]:
     from refcompiler.passes import share_buffers
 
-    return {share_buffers.read_later: lambda program, index, name: False}
+    return {share_buffers.read_later: lambda state, index, name: False}
 
 
 def _share_ignore_views() -> dict[Any, Callable[..., Any]]:
     from refcompiler.passes import share_buffers
 
-    return {share_buffers.aliases: lambda program, name: frozenset({name})}
+    return {share_buffers.aliases: lambda state, name: frozenset({name})}
 
 
 def _share_into_placeholder() -> dict[Any, Callable[..., Any]]:

@@ -11,6 +11,8 @@ Section ``fuzz``: the same campaign on the reference compiler with one worker
 and with all cores (``--fuzz-budget`` seconds each): cases and schedules per
 second side by side, and the speed-up.
 
+Section ``compile``: see ``refc.cli.bench_compile``.
+
 Section ``proofs`` (DESIGN §4, §7.2): on graphs from
 ``refcompiler.proofs.scale.large_graph`` of n = 10, 100, 1,000, 10,000 nodes
 (``--sizes``), the seconds for ``prove`` with reach, with z3, with both, and
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from refc.cli import bench_onnx, bench_validate
+from refc.cli import bench_compile, bench_onnx, bench_validate
 from refc.cli.common import positive_seconds, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
@@ -262,6 +264,7 @@ def _render_fuzz(data: dict[str, Any]) -> str:
 SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
     Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
+    Section("compile", "compile time at O0 and O2 against graph size", bench_compile.add_arguments, bench_compile.measure, bench_compile.render),
     Section(*bench_validate.SECTION_ARGS),
     Section("onnx", "conformance to ONNX's node tests, per op", bench_onnx.add_arguments, bench_onnx.measure, bench_onnx.render),
 )

@@ -13,7 +13,7 @@ removes them.
 from __future__ import annotations
 
 from refcompiler import ir_analysis
-from refcompiler.ir import Program
+from refcompiler.ir import Instr, Program
 from refcompiler.variants import swappable
 
 __all__ = ["dead_store_elimination", "is_observable"]
@@ -28,21 +28,34 @@ def is_observable(program: Program, buffer_name: str) -> bool:
     return buffer is not None and buffer.kind.module_level
 
 
-def _dead(program: Program, index: int) -> bool:
-    writes = ir_analysis.written_names(program.instrs[index])
+def dead_store_elimination(program: Program) -> Program:
+    """The program without its dead stores (see module doc).
+
+    One backward sweep: ``read_later`` holds the origins that a kept data
+    instruction after the current one reads, which is what a removal of the
+    current one would have to preserve."""
+    facts = ir_analysis.analyze(program)
+    read_later: set[str] = set()
+    removed: set[int] = set()
+    for index in reversed(range(len(program.instrs))):
+        instr = program.instrs[index]
+        if not ir_analysis.is_data(instr):
+            continue
+        if _dead(program, facts, instr, read_later):
+            removed.add(index)
+        else:
+            read_later.update(facts.origin(name) for name in ir_analysis.read_names(instr))
+    if not removed:
+        return program
+    return program.with_instrs([i for k, i in enumerate(program.instrs) if k not in removed])
+
+
+def _dead(program: Program, facts: ir_analysis.Analysis, instr: Instr, read_later: set[str]) -> bool:
+    writes = ir_analysis.written_names(instr)
     if not writes:
         return False
     for name in writes:
-        if is_observable(program, ir_analysis.origin(program, name)):
-            return False
-        if any(i > index for i in ir_analysis.readers(program, name)):
+        root = facts.origin(name)
+        if is_observable(program, root) or root in read_later:
             return False
     return True
-
-
-def dead_store_elimination(program: Program) -> Program:
-    """The program without its dead stores (see module doc)."""
-    for index in reversed(range(len(program.instrs))):
-        if ir_analysis.is_data(program.instrs[index]) and _dead(program, index):
-            program = program.with_instrs(program.instrs[:index] + program.instrs[index + 1:])
-    return program

@@ -19,7 +19,7 @@ module buffer, are left alone.
 from __future__ import annotations
 
 from refcompiler import ir_analysis
-from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program
+from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program, Save
 from refcompiler.variants import swappable
 
 __all__ = ["eliminate_copies", "placeholder_read_after"]
@@ -29,67 +29,75 @@ __all__ = ["eliminate_copies", "placeholder_read_after"]
 def placeholder_read_after(program: Program, index: int, placeholder: str) -> bool:
     """Whether the instruction at ``index`` or a later one reads ``placeholder``,
     directly or through a view."""
-    return any(i >= index for i in ir_analysis.readers(program, placeholder))
+    found = ir_analysis.analyze(program).readers(placeholder)
+    return bool(found) and found[-1] >= index
 
 
 def eliminate_copies(program: Program) -> Program:
-    """Remove every save copy whose producer can write the placeholder directly."""
-    ordinal = 0  # copies before this one were found not eliminable
-    while True:
-        copies = [i for i, instr in enumerate(program.instrs) if instr.opcode is Opcode.COPY]
-        if ordinal >= len(copies):
-            return program
-        eliminated = _eliminate(program, copies[ordinal])
-        if eliminated is None:
-            ordinal += 1
-        else:
-            program = eliminated  # the copy is gone: the next one takes its ordinal
+    """Remove every save copy whose producer can write the placeholder directly.
+
+    Copies are considered in program order, each against the program as the
+    earlier eliminations left it. Those only rename an eliminated copy's source
+    (an activation with one writer) to its placeholder and drop that copy and
+    the source's alloc and dealloc: no fact a later decision reads changes,
+    except that a copy whose source was renamed now copies a placeholder and is
+    left alone. So every decision is taken on ``program`` itself (indices keep
+    their order) and the renames are applied in one rewrite at the end.
+    """
+    facts = ir_analysis.analyze(program)
+    renamed: dict[str, str] = {}  # eliminated copy's source -> its placeholder
+    dropped: set[int] = set()
+    saves = frozenset(program.saves)
+    for index, instr in enumerate(program.instrs):
+        if instr.opcode is not Opcode.COPY or any(o.name in renamed for o in instr.operands):
+            continue
+        if _eliminable(program, facts, saves, index):
+            renamed[instr.operands[1].name] = instr.operands[0].name
+            dropped.add(index)
+    if not renamed:
+        return program
+    out: list[Instr] = []
+    for i, instr in enumerate(program.instrs):
+        if i in dropped or (instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC) and instr.name in renamed):
+            continue
+        out.append(ir_analysis.rename_all(instr, renamed))
+    return program.with_instrs(out)
 
 
-def _producer(program: Program, source: str) -> int | None:
+def _producer(program: Program, facts: ir_analysis.Analysis, source: str) -> int | None:
     """Index of the kernel that is the one writer of activation ``source``, writing
     it as a plain result and touching it in no other way; else ``None``."""
-    writers = ir_analysis.writers(program, source)
+    writers = facts.writers(source)
     if len(writers) != 1:
         return None
     producer = program.instrs[writers[0]]
     if producer.opcode is not Opcode.KERNEL:
         return None
-    on_source = [o for o in producer.operands if ir_analysis.origin(program, o.name) == source]
+    on_source = [o for o in producer.operands if facts.origin(o.name) == source]
     if [(o.kind, o.name) for o in on_source] != [(OperandKind.OUT, source)]:
         return None
     return writers[0]
 
 
-def _is_save_of(program: Program, copy: Instr, producer: Instr) -> bool:
+def _is_save_of(saves: frozenset[Save], copy: Instr, producer: Instr) -> bool:
     """The copy is a recorded save whose saved value ``producer`` computes (so that
     IR-4 lets the producer write the placeholder)."""
-    target = copy.operands[0].name
-    return any(
-        s.node == copy.name and s.target == target and s.producer == producer.name for s in program.saves
-    )
+    return Save(node=copy.name, target=copy.operands[0].name, producer=producer.name) in saves
 
 
-def _eliminate(program: Program, index: int) -> Program | None:
+def _eliminable(program: Program, facts: ir_analysis.Analysis, saves: frozenset[Save], index: int) -> bool:
     copy = program.instrs[index]
     dest, source = copy.operands[0].name, copy.operands[1].name
     buffer = program.buffer_by_name.get(dest)
     if buffer is None or buffer.kind is not BufferKind.PLACEHOLDER:
-        return None
-    if source not in ir_analysis.activations(program):
-        return None  # a view or a module buffer: leave the copy
-    if ir_analysis.name_types(program).get(source) != buffer.type:
-        return None
-    producer = _producer(program, source)
+        return False
+    if source not in facts.allocs:
+        return False  # a view or a module buffer: leave the copy
+    if facts.types.get(source) != buffer.type:
+        return False
+    producer = _producer(program, facts, source)
     if producer is None or producer > index:
-        return None
-    if not _is_save_of(program, copy, program.instrs[producer]):
-        return None
-    if placeholder_read_after(program, producer, dest):
-        return None
-    out: list[Instr] = []
-    for i, instr in enumerate(program.instrs):
-        if i == index or (instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC) and instr.name == source):
-            continue
-        out.append(ir_analysis.rename(instr, source, dest))
-    return program.with_instrs(out)
+        return False
+    if not _is_save_of(saves, copy, program.instrs[producer]):
+        return False
+    return not placeholder_read_after(program, producer, dest)

@@ -24,6 +24,8 @@ activation with its own ``alloc`` that this instruction is the first to use
 
 from __future__ import annotations
 
+from typing import Callable
+
 from specs import TensorType
 
 from refcompiler import ir_analysis
@@ -44,42 +46,44 @@ def allowed_inputs(instr: Instr, k: int) -> tuple[int, ...]:
 @swappable
 def may_reuse(program: Program, buffer_name: str) -> bool:
     """Whether a result may take over ``buffer_name`` (an origin): activations only."""
-    return buffer_name not in program.buffer_by_name and buffer_name in ir_analysis.activations(program)
+    return buffer_name not in program.buffer_by_name and ir_analysis.alloc_index(program, buffer_name) is not None
 
 
 @swappable
-def read_later(program: Program, index: int, name: str) -> bool:
+def read_later(state: "Sharing", index: int, name: str) -> bool:
     """Whether an instruction after ``index`` reads ``name`` itself (callers ask for each alias)."""
-    return any(name in ir_analysis.read_names(i) for i in program.instrs[index + 1:])
+    return state.last_read.get(name, -1) > index
 
 
 @swappable
-def aliases(program: Program, name: str) -> frozenset[str]:
+def aliases(state: "Sharing", name: str) -> frozenset[str]:
     """Every name that shares memory with ``name``: ``name`` and every view with its origin."""
-    return ir_analysis.aliases(program, name)
+    root = state.origin(name)
+    return frozenset({name, root} | state.members.get(root, set()))
 
 
 def share_buffers(program: Program) -> Program:
-    """Share buffers between kernel results and their inputs where it is legal (see module doc)."""
-    count = sum(1 for i in program.instrs if i.opcode is Opcode.KERNEL)
-    for ordinal in range(count):
-        # sharing drops an alloc, so find the kernel again by its ordinal
-        index = [i for i, instr in enumerate(program.instrs) if instr.opcode is Opcode.KERNEL][ordinal]
-        n_out = len(program.instrs[index].operands_of(OperandKind.OUT))
-        for k in range(n_out):
-            shared = _share_result(program, index, k)
-            if shared is not None:
-                program, index = shared
-    return program
+    """Share buffers between kernel results and their inputs where it is legal (see module doc).
+
+    Kernels are visited in order, each against the program as the earlier
+    sharings left it; that program is kept as a ``Sharing`` (renames, origins
+    and per-buffer facts updated at each sharing) and written out once."""
+    state = Sharing(program)
+    for index, instr in enumerate(program.instrs):
+        if instr.opcode is not Opcode.KERNEL:
+            continue
+        for k in range(len(instr.operands_of(OperandKind.OUT))):
+            _share_result(state, index, k)
+    return state.result()
 
 
-def _share_result(program: Program, index: int, k: int) -> tuple[Program, int] | None:
+def _share_result(state: Sharing, index: int, k: int) -> None:
     """Share result ``k`` of the kernel at ``index`` with the first legal input, if any."""
-    instr = program.instrs[index]
+    instr = state.instr(index)
     result = instr.operands[k].name
-    if not _fresh_result(program, index, result):
-        return None
-    types = ir_analysis.name_types(program)
+    if not _fresh_result(state, index, instr, result):
+        return
+    types = state.facts.types
     inputs = instr.operands_of(OperandKind.IN)
     allowed = allowed_inputs(instr, k)
     for position in allowed:
@@ -88,74 +92,125 @@ def _share_result(program: Program, index: int, k: int) -> tuple[Program, int] |
         candidate = inputs[position].name
         if types.get(candidate) != types.get(result) or candidate == result:
             continue
-        root = ir_analysis.origin(program, candidate)
-        if not may_reuse(program, root):
+        root = state.origin(candidate)
+        if not may_reuse(state.program, root):
             continue
-        if not _only_allowed_roles(program, instr, root, allowed, types.get(result)):
+        if not _only_allowed_roles(state, instr, root, allowed, types.get(result)):
             continue
-        if any(read_later(program, index, name) for name in aliases(program, candidate)):
+        if any(read_later(state, index, name) for name in aliases(state, candidate)):
             continue
-        if _written_later(program, index, candidate):
-            continue
-        return _rename_result(program, index, result, candidate)
-    return None
+        if state.last_write.get(root, -1) > index:
+            continue  # a later write would clobber the result that now lives in this buffer
+        state.share(result, candidate)
+        return
 
 
-def _fresh_result(program: Program, index: int, result: str) -> bool:
+def _fresh_result(state: Sharing, index: int, instr: Instr, result: str) -> bool:
     """``result`` is an activation this instruction defines: it has an ``alloc``, no
     earlier instruction uses it, and this one names it once. (A result that
     already shares a buffer holds values written earlier: renaming it again
     would move those writes too.)"""
-    if ir_analysis.alloc_index(program, result) is None:
+    if result not in state.facts.allocs or result in state.renamed:
         return False
-    if ir_analysis.first_use(program, result) != index:
+    if state.first_use.get(state.origin(result)) != index:
         return False
-    return [o.name for o in program.instrs[index].operands].count(result) == 1
+    return [o.name for o in instr.operands].count(result) == 1
 
 
 def _only_allowed_roles(
-    program: Program, instr: Instr, root: str, allowed: tuple[int, ...], result_type: TensorType | None
+    state: Sharing, instr: Instr, root: str, allowed: tuple[int, ...], result_type: TensorType | None
 ) -> bool:
     """Every operand of ``instr`` on buffer ``root`` is an input at an allowed
     position with the result's type (IR-6: ``add(%a, view %a as [1, 4])`` may
     not write ``%a``'s buffer as a ``[1, 4]`` result, since ``%a`` is ``[4]``)."""
-    types = ir_analysis.name_types(program)
+    types = state.facts.types
     inputs_seen = 0
     for operand in instr.operands:
         is_input = operand.kind is OperandKind.IN
         position = inputs_seen
         inputs_seen += is_input
-        if ir_analysis.origin(program, operand.name) != root:
+        if state.origin(operand.name) != root:
             continue
         if not is_input or position not in allowed or types.get(operand.name) != result_type:
             return False
     return True
 
 
-def _written_later(program: Program, index: int, name: str) -> bool:
-    # A later write would clobber the result that now lives in this buffer.
-    return any(i > index for i in ir_analysis.writers(program, name))
+class Sharing:
+    """The program as the sharings so far left it, without rewriting it each time.
+
+    Names are current names (after renaming); indices are those of
+    ``program``, the program the pass started from (a sharing only drops an
+    ``alloc`` and moves a ``dealloc``, so the order of everything else stays).
+    Kept per buffer (by current origin): the first use and the last write of
+    any alias; per name: the last data instruction reading it by that name.
+    """
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.facts = facts = ir_analysis.analyze(program)
+        self.names: dict[str, str] = {}  # shared result -> the input whose buffer it took
+        self.renamed = self.names.keys()
+        self.merged: dict[str, str] = {}  # origin of a shared result -> origin it joined
+        self.members = {root: set(views) for root, views in facts.members.items()}
+        self.first_use = {root: found[0] for root, found in facts.uses.items()}
+        self.last_write = {root: found[-1] for root, found in facts.writes.items()}
+        self.last_read = {name: found[-1] for name, found in facts.direct_reads.items()}
+        self.dealloc_at = dict(facts.deallocs)
+        self.slots: dict[int, Instr | None] = {}  # index -> what it holds now (None: dropped)
+
+    def origin(self, name: str) -> str:
+        root = self.facts.origin(name)
+        while root in self.merged:
+            root = self.merged[root]
+        return root
+
+    def instr(self, index: int) -> Instr:
+        return ir_analysis.rename_all(self.program.instrs[index], self.names)
+
+    def share(self, result: str, candidate: str) -> None:
+        """Rename ``result`` to ``candidate``; drop the result's alloc/dealloc; keep the
+        shared buffer's dealloc after the later of the two."""
+        old, root = self.origin(result), self.origin(candidate)
+        self.names[result] = candidate
+        self._move_dealloc(result, root)
+        self.slots[self.facts.allocs[result]] = None
+        _keep(self.last_read, candidate, result, max)
+        if old == root:
+            return
+        self.merged[old] = root
+        small, large = self.members.pop(old, set()), self.members.get(root, set())
+        if len(small) > len(large):
+            small, large = large, small
+        large |= small  # the smaller set moves: merging stays linear overall
+        self.members[root] = large
+        _keep(self.first_use, root, old, min)
+        _keep(self.last_write, root, old, max)
+
+    def _move_dealloc(self, result: str, root: str) -> None:
+        result_dealloc = self.dealloc_at.pop(result, None)
+        if result_dealloc is None:
+            return
+        self.slots[result_dealloc] = None
+        root_dealloc = self.dealloc_at.get(root)
+        if root_dealloc is not None and root_dealloc < result_dealloc:
+            self.slots[result_dealloc] = self.slots.get(root_dealloc) or self.program.instrs[root_dealloc]
+            self.slots[root_dealloc] = None
+            self.dealloc_at[root] = result_dealloc
+
+    def result(self) -> Program:
+        if not self.names:
+            return self.program
+        out: list[Instr] = []
+        for i, instr in enumerate(self.program.instrs):
+            now = self.slots.get(i, instr)
+            if now is not None:
+                out.append(ir_analysis.rename_all(now, self.names))
+        return self.program.with_instrs(out)
 
 
-def _rename_result(program: Program, index: int, result: str, candidate: str) -> tuple[Program, int]:
-    """Rename ``result`` to ``candidate``; drop the result's alloc/dealloc; keep the
-    shared buffer's dealloc after the later of the two. Returns the program and
-    the kernel's new index."""
-    root = ir_analysis.origin(program, candidate)
-    result_alloc = ir_analysis.alloc_index(program, result)
-    result_dealloc = ir_analysis.dealloc_index(program, result)
-    root_dealloc = ir_analysis.dealloc_index(program, root)
-    move_root_dealloc = root_dealloc is not None and result_dealloc is not None and root_dealloc < result_dealloc
-    out: list[Instr] = []
-    for i, instr in enumerate(program.instrs):
-        if i == result_alloc:
-            continue
-        if i == result_dealloc:
-            if move_root_dealloc:
-                out.append(program.instrs[root_dealloc])  # type: ignore[index]
-            continue
-        if i == root_dealloc and move_root_dealloc:
-            continue
-        out.append(ir_analysis.rename(instr, result, candidate))
-    new_index = index - (1 if result_alloc is not None and result_alloc < index else 0)
-    return program.with_instrs(out), new_index
+def _keep(table: dict[str, int], into: str, gone: str, pick: Callable[[int, int], int]) -> None:
+    """``table[into]`` becomes ``pick`` of both entries; ``gone``'s is dropped."""
+    value = table.pop(gone, None)
+    if value is not None:
+        table[into] = value if into not in table else pick(table[into], value)

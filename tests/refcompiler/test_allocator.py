@@ -166,3 +166,26 @@ def test_sizes_are_aligned() -> None:
     assert allocated.offset_of == {"%a": 0, "%b": 16}
     assert allocated.peak_bytes == 32
     assert TensorType((3,), F32).nbytes == 12
+
+
+def test_arena_first_fit_is_first_fit_over_the_live_blocks() -> None:
+    import random
+
+    from refcompiler.allocator import _Arena
+
+    rng = random.Random(3)
+    arena, blocks = _Arena(), []
+    for _ in range(2000):
+        if blocks and rng.random() < 0.45:
+            lo, hi = blocks.pop(rng.randrange(len(blocks)))
+            arena.release(lo, hi)
+            continue
+        size = rng.choice((16, 32, 64))
+        offset = 0
+        for lo, hi in sorted(blocks):  # the definition: lowest offset clear of every block
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        assert arena.first_fit(size) == offset
+        arena.take(offset, offset + size)
+        blocks.append((offset, offset + size))

@@ -426,3 +426,30 @@ def test_error_names_the_instruction_and_shows_its_neighbours():
     assert [line.split(":")[0].strip() for line in lines] == ["1", "2", "3", "> 4", "5", "6"]
     assert "kernel  b = neg(@out %b, @in B)" in lines[2]  # the one before, in the canonical form
     assert "dealloc %a" in lines[4]  # the one after
+
+
+def test_mem1_sweep_finds_exactly_the_overlapping_pairs() -> None:
+    # against the definition, pair by pair, on random placements (some overlapping,
+    # some with a dealloc before the alloc)
+    import random
+
+    from refcompiler.ir_verifier.mem1 import _overlapping
+
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randrange(1, 12)
+        placed, ranges = [], {}
+        for k in range(n):
+            lo = rng.randrange(0, 8) * 16
+            placed.append((f"a{k}", lo, lo + rng.choice((16, 32, 48))))
+            ranges[f"a{k}"] = (rng.randrange(0, 10), rng.randrange(-2, 14))
+        want = [
+            (i, j)
+            for i in range(n)
+            for j in range(i + 1, n)
+            if ranges[placed[i][0]][0] <= ranges[placed[j][0]][1]
+            and ranges[placed[j][0]][0] <= ranges[placed[i][0]][1]
+            and placed[i][1] < placed[j][2]
+            and placed[j][1] < placed[i][2]
+        ]
+        assert _overlapping(placed, ranges) == want

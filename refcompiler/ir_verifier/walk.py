@@ -1,48 +1,4 @@
-"""The IR verifier: IR-1..IR-6 and MEM-1 (DESIGN §6), checked statically over
-the flat instruction list.
-
-``program_violations(program)`` walks the instructions once, in order, and
-lists every broken invariant it finds (in instruction order, MEM-1 last);
-``verify_program`` raises the first; ``check_mem1`` checks MEM-1 alone. Each violation names the invariant id,
-the instruction (index and text) and shows the instructions around it, in the
-canonical text form of ``refcompiler.ir_text``.
-
-Checked, per id (a name's *origin* is what its chain of views bottoms out at;
-see ``refcompiler.ir_analysis``):
-
-- IR-1: every data operand and view source is a module buffer, an allocated and
-  not yet deallocated activation, or a view whose origin is one; names are
-  defined before they are used and defined once; each activation is
-  ``alloc``-ed once and ``dealloc``-ed once, after its ``alloc``; an
-  instruction's operands follow its signature (a kernel: the op's results
-  ``@out``, inputs ``@in``, state ``@inout``, in that order; a copy:
-  ``@out`` then ``@in`` of one type; a view: one ``@in``, as many bytes).
-- IR-2: an ``@in``/``@inout`` operand whose origin is an activation reads it
-  only after an earlier instruction wrote it (directly or through a view).
-- IR-3: no operand whose origin is a constant is ``@out``/``@inout``.
-- IR-4: a placeholder is written only by its save (``program.saves``): the
-  ``copy`` named after the save node or, after copy elimination, the
-  ``kernel`` named after the producer of the saved value; by one instruction
-  at most; the writing instruction does not read it; and no instruction reads
-  it (directly or through a view) after a save ``copy`` wrote it. Reads after
-  the producer wrote it are allowed: they are reads of the saved value by its
-  consumers, renamed by copy elimination (whether that renaming was legal is
-  seen only by running the program: the IR does not say which reads meant the
-  entry value).
-- IR-5: an owned buffer appears only as an ``@inout`` operand, by its own
-  name, of its owner's kernel (``instr.name == buffer.owner``); never as a
-  view's source.
-- IR-6: no two written operands of one instruction share an origin; a result
-  ``@out`` shares an origin with an ``@in`` operand only if the spec's
-  in-place list for that result allows that input's position and the two
-  have the same type (a copy allows none); a state ``@inout`` never shares an
-  origin with an ``@in``.
-- MEM-1 (once allocated: ``offsets`` or ``peak_bytes`` set): every
-  activation has an offset inside the arena, and two activations live at the
-  same time never overlap in bytes. Live ranges are computed here, not by
-  the allocator: from ``alloc`` to ``dealloc``, both inclusive, since both
-  instructions touch the region (the interpreter poisons it).
-"""
+"""IR-1..IR-6: one walk over the instructions, in order (see ``refcompiler.ir_verifier``)."""
 
 from __future__ import annotations
 
@@ -52,58 +8,15 @@ from specs import TensorType
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.ir_analysis import live_ranges, view_sources
-from refcompiler.ir_text import context_lines, format_instr
+from refcompiler.ir_analysis import follow_views
+from refcompiler.ir_text import ir_violation
 from refcompiler.spec import spec_of
 
-__all__ = ["verify_program", "program_violations", "check_mem1", "mem1_violations"]
-
-
-def verify_program(program: Program) -> None:
-    """Raise the first violation of IR-1..IR-6 (and MEM-1 when offsets are set)."""
-    found = program_violations(program)
-    if found:
-        raise found[0]
-
-
-def program_violations(program: Program) -> list[InvariantViolation]:
-    """Every violation found: the walk's, in instruction order, then activations
-    never deallocated, then (when offsets are set) MEM-1."""
-    walk = _Walk(program)
-    for index, instr in enumerate(program.instrs):
-        walk.step(index, instr)
-    walk.finish()
-    found = list(walk.found)
-    if program.offsets or program.peak_bytes is not None:  # allocated
-        found.extend(mem1_violations(program))
-    return found
-
-
-def check_mem1(program: Program) -> None:
-    """Raise the first MEM-1 violation: simultaneously live activations overlapping in the arena."""
-    found = mem1_violations(program)
-    if found:
-        raise found[0]
-
-
-# ---------------------------------------------------------------------------
-# Messages: the instruction in the canonical text form, and its neighbours
-
-
-def _violation(program: Program, inv: str, index: int, message: str, *names: str) -> InvariantViolation:
-    instr = program.instrs[index]
-    text = f"instruction {index} `{' '.join(format_instr(instr).split())}`: {message}"
-    return InvariantViolation(
-        inv, text, names=names, context=context_lines(program, index), instruction=index, instruction_name=instr.name
-    )
-
-
-# ---------------------------------------------------------------------------
-# IR-1 .. IR-6: one walk over the instructions
+__all__ = ["Walk"]
 
 
 @dataclass
-class _Walk:
+class Walk:
     """State of the walk: what is defined, live, initialised and written so far."""
 
     program: Program
@@ -132,18 +45,21 @@ class _Walk:
             if save.producer is not None:
                 writers.add((Opcode.KERNEL, save.producer))
         self.index = 0
+        self.handlers = {
+            Opcode.ALLOC: self.alloc,
+            Opcode.DEALLOC: self.dealloc,
+            Opcode.VIEW: self.view,
+            Opcode.COPY: self.data,
+            Opcode.KERNEL: self.data,
+        }
 
     def report(self, inv: str, message: str, *names: str) -> None:
-        self.found.append(_violation(self.program, inv, self.index, message, *names))
+        self.found.append(ir_violation(self.program, self.index, inv, message, *names))
 
     # -- name resolution -------------------------------------------------
 
     def origin(self, name: str) -> str:
-        seen = {name}
-        while name in self.views and self.views[name] not in seen:
-            name = self.views[name]
-            seen.add(name)
-        return name
+        return follow_views(self.views, name)  # the views defined so far
 
     def type_of(self, name: str) -> TensorType | None:
         if name in self.buffers:
@@ -183,14 +99,7 @@ class _Walk:
 
     def step(self, index: int, instr: Instr) -> None:
         self.index = index
-        handler = {
-            Opcode.ALLOC: self.alloc,
-            Opcode.DEALLOC: self.dealloc,
-            Opcode.VIEW: self.view,
-            Opcode.COPY: self.data,
-            Opcode.KERNEL: self.data,
-        }[instr.opcode]
-        handler(instr)
+        self.handlers[instr.opcode](instr)
 
     def own_operands_ok(self, instr: Instr) -> bool:
         """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
@@ -393,50 +302,3 @@ class _Walk:
             if name not in self.freed:
                 self.index = at
                 self.report("IR-1", f"{name} is never deallocated", name)
-
-
-# ---------------------------------------------------------------------------
-# MEM-1
-
-
-def mem1_violations(program: Program) -> list[InvariantViolation]:
-    """MEM-1 over ``program.offsets``, with live ranges computed here (alloc to dealloc)."""
-    ranges = live_ranges(program)
-    types = {i.name: i.type for i in program.instrs if i.opcode is Opcode.ALLOC and i.type is not None}
-    offsets = program.offset_of
-    views = view_sources(program)
-    found: list[InvariantViolation] = []
-
-    def report(index: int, message: str, *names: str) -> None:
-        if program.instrs:
-            found.append(_violation(program, "MEM-1", index, message, *names))
-        else:
-            found.append(InvariantViolation("MEM-1", message, names=names))
-
-    for name in offsets:
-        if name not in ranges and name not in views:
-            report(0, f"offset given for {name}, which is not an activation", name)
-    placed: list[tuple[str, int, int]] = []  # (name, first byte, end byte)
-    for name, (start, _) in ranges.items():
-        if name not in offsets:
-            report(start, f"activation {name} has no arena offset", name)
-            continue
-        if name not in types:
-            continue
-        lo, hi = offsets[name], offsets[name] + types[name].nbytes
-        if lo < 0 or (program.peak_bytes is not None and hi > program.peak_bytes):
-            report(start, f"{name} at bytes [{lo}, {hi}) lies outside the arena of {program.peak_bytes} bytes", name)
-        placed.append((name, lo, hi))
-    for i, (a, a_lo, a_hi) in enumerate(placed):
-        for b, b_lo, b_hi in placed[i + 1:]:
-            (a_start, a_end), (b_start, b_end) = ranges[a], ranges[b]
-            if a_start <= b_end and b_start <= a_end and a_lo < b_hi and b_lo < a_hi:
-                both = max(a_start, b_start)
-                report(
-                    both,
-                    f"{a} (bytes [{a_lo}, {a_hi}), live {a_start}..{a_end}) and {b} "
-                    f"(bytes [{b_lo}, {b_hi}), live {b_start}..{b_end}) overlap while both are live",
-                    a,
-                    b,
-                )
-    return found

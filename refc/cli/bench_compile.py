@@ -1,0 +1,111 @@
+"""``refc bench --compile``: compile time against graph size.
+
+On graphs from ``refcompiler.proofs.scale.large_graph`` (valid, with saves,
+views and owned state) of 1k, 2k, 4k, 8k and 16k nodes (``--compile-sizes``),
+in one process: the seconds ``compile_graph`` takes at O0 and at O2 (the best
+of ``--compile-repeat`` runs), the seconds the reference interpreter takes to
+run the same graph once, the ratio of each compile time to that, and the
+growth exponent of each series: the slope of the least-squares line through
+(log nodes, log seconds), first size to last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from typing import Any, Callable
+
+from refc.cli.common import whole_number
+from refcompiler.driver import compile_graph
+from refcompiler.proofs.scale import large_graph
+from refcompiler.reference import run_reference
+
+__all__ = ["add_arguments", "measure", "render", "growth_exponent"]
+
+DEFAULT_SIZES = (1_000, 2_000, 4_000, 8_000, 16_000)
+PIPELINES = ("O0", "O2")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("compile section")
+    g.add_argument("--compile-sizes", type=_sizes, default=DEFAULT_SIZES, metavar="N,N,...",
+                   help="graph sizes in nodes (default 1000,2000,4000,8000,16000)")
+    g.add_argument("--compile-repeat", type=whole_number(1), default=1, metavar="N",
+                   help="time each compile N times and keep the best (default 1)")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected sizes like 1000,2000, got {text!r}") from None
+    if not sizes or any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
+    return sizes
+
+
+def _best(repeat: int, run: Callable[[], object]) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def growth_exponent(points: list[tuple[int, float]]) -> float | None:
+    """Slope of the least-squares line through ``(log n, log seconds)``; ``None``
+    with fewer than two distinct sizes or a time of zero."""
+    usable = [(math.log(n), math.log(s)) for n, s in points if s > 0]
+    if len({x for x, _ in usable}) < 2:
+        return None
+    mx = sum(x for x, _ in usable) / len(usable)
+    my = sum(y for _, y in usable) / len(usable)
+    sxx = sum((x - mx) ** 2 for x, _ in usable)
+    return sum((x - mx) * (y - my) for x, y in usable) / sxx
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    warm = large_graph(20)  # imports and first-use set-up stay out of the figures
+    compile_graph(warm, pipeline="O2")
+    run_reference(warm)
+    rows = []
+    for n in args.compile_sizes:
+        graph = large_graph(n)
+        row: dict[str, Any] = {"nodes": n}
+        row["reference_seconds"] = round(_best(args.compile_repeat, lambda: run_reference(graph)), 6)
+        for pipeline in PIPELINES:
+            seconds = _best(args.compile_repeat, lambda: compile_graph(graph, pipeline=pipeline))
+            row[pipeline] = {
+                "seconds": round(seconds, 6),
+                "over_reference": round(seconds / max(row["reference_seconds"], 1e-9), 2),
+            }
+        rows.append(row)
+    exponents = {}
+    for pipeline in (*PIPELINES, "reference"):
+        key = (lambda r, p=pipeline: r[p]["seconds"]) if pipeline != "reference" else (lambda r: r["reference_seconds"])
+        found = growth_exponent([(r["nodes"], key(r)) for r in rows])
+        exponents[pipeline] = None if found is None else round(found, 3)
+    return {"graphs": rows, "growth_exponent": exponents}
+
+
+def render(data: dict[str, Any]) -> str:
+    table = [("nodes", "O0 s", "O2 s", "reference s", "O0/reference", "O2/reference")]
+    for r in data["graphs"]:
+        table.append((
+            str(r["nodes"]),
+            f"{r['O0']['seconds']:.3f}",
+            f"{r['O2']['seconds']:.3f}",
+            f"{r['reference_seconds']:.3f}",
+            f"{r['O0']['over_reference']:.1f}x",
+            f"{r['O2']['over_reference']:.1f}x",
+        ))
+    widths = [max(len(row[k]) for row in table) for k in range(len(table[0]))]
+    lines = ["compile: compile_graph on generated graphs (refcompiler.proofs.scale), one process"]
+    lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+    fits = ", ".join(f"{p} {'-' if e is None else f'{e:.2f}'}" for p, e in data["growth_exponent"].items())
+    sizes = [r["nodes"] for r in data["graphs"]]
+    span = f"{sizes[0]} to {sizes[-1]} nodes" if sizes else "no sizes"
+    lines.append(f"  growth exponent (log-log least squares, {span}): {fits}")
+    return "\n".join(lines) + "\n"

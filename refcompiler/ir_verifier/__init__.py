@@ -1,0 +1,77 @@
+"""The IR verifier: IR-1..IR-6 and MEM-1 (DESIGN §6), checked statically over
+the flat instruction list.
+
+``program_violations(program)`` walks the instructions once, in order, and
+lists every broken invariant it finds (in instruction order, MEM-1 last);
+``verify_program`` raises the first; ``check_mem1`` checks MEM-1 alone. Each violation names the invariant id,
+the instruction (index and text) and shows the instructions around it, in the
+canonical text form of ``refcompiler.ir_text``.
+
+Checked, per id (a name's *origin* is what its chain of views bottoms out at;
+see ``refcompiler.ir_analysis``):
+
+- IR-1: every data operand and view source is a module buffer, an allocated and
+  not yet deallocated activation, or a view whose origin is one; names are
+  defined before they are used and defined once; each activation is
+  ``alloc``-ed once and ``dealloc``-ed once, after its ``alloc``; an
+  instruction's operands follow its signature (a kernel: the op's results
+  ``@out``, inputs ``@in``, state ``@inout``, in that order; a copy:
+  ``@out`` then ``@in`` of one type; a view: one ``@in``, as many bytes).
+- IR-2: an ``@in``/``@inout`` operand whose origin is an activation reads it
+  only after an earlier instruction wrote it (directly or through a view).
+- IR-3: no operand whose origin is a constant is ``@out``/``@inout``.
+- IR-4: a placeholder is written only by its save (``program.saves``): the
+  ``copy`` named after the save node or, after copy elimination, the
+  ``kernel`` named after the producer of the saved value; by one instruction
+  at most; the writing instruction does not read it; and no instruction reads
+  it (directly or through a view) after a save ``copy`` wrote it. Reads after
+  the producer wrote it are allowed: they are reads of the saved value by its
+  consumers, renamed by copy elimination (whether that renaming was legal is
+  seen only by running the program: the IR does not say which reads meant the
+  entry value).
+- IR-5: an owned buffer appears only as an ``@inout`` operand, by its own
+  name, of its owner's kernel (``instr.name == buffer.owner``); never as a
+  view's source.
+- IR-6: no two written operands of one instruction share an origin; a result
+  ``@out`` shares an origin with an ``@in`` operand only if the spec's
+  in-place list for that result allows that input's position and the two
+  have the same type (a copy allows none); a state ``@inout`` never shares an
+  origin with an ``@in``.
+- MEM-1 (once allocated: ``offsets`` or ``peak_bytes`` set): every
+  activation has an offset inside the arena, and two activations live at the
+  same time never overlap in bytes. Live ranges are computed here, not by
+  the allocator: from ``alloc`` to ``dealloc``, both inclusive, since both
+  instructions touch the region (the interpreter poisons it).
+
+The package: ``walk`` (IR-1..IR-6, one walk over the instructions), ``mem1``
+(MEM-1).
+"""
+
+from __future__ import annotations
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Program
+from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
+from refcompiler.ir_verifier.walk import Walk
+
+__all__ = ["verify_program", "program_violations", "check_mem1", "mem1_violations"]
+
+
+def verify_program(program: Program) -> None:
+    """Raise the first violation of IR-1..IR-6 (and MEM-1 when offsets are set)."""
+    found = program_violations(program)
+    if found:
+        raise found[0]
+
+
+def program_violations(program: Program) -> list[InvariantViolation]:
+    """Every violation found: the walk's, in instruction order, then activations
+    never deallocated, then (when offsets are set) MEM-1."""
+    walk = Walk(program)
+    for index, instr in enumerate(program.instrs):
+        walk.step(index, instr)
+    walk.finish()
+    found = list(walk.found)
+    if program.offsets or program.peak_bytes is not None:  # allocated
+        found.extend(mem1_violations(program))
+    return found

@@ -1,0 +1,81 @@
+"""The one-scan analysis agrees with the plain definitions (each a scan of the
+whole program), on lowered and optimised programs and on malformed IR."""
+
+from __future__ import annotations
+
+import pytest
+
+from refcompiler import ir_analysis
+from refcompiler.driver import compile_graph
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.proofs.scale import large_graph
+from tests.refcompiler.passes.ir_build import F4, alloc, dealloc, placeholder, view
+
+
+def _plain_aliases(program: Program, name: str) -> set[str]:
+    sources = {i.name: i.operands[0].name for i in program.instrs if i.opcode is Opcode.VIEW and i.operands}
+    root = ir_analysis.follow_views(sources, name)
+    return {name, root} | {v for v in sources if ir_analysis.follow_views(sources, v) == root}
+
+
+def _plain(program: Program, name: str, pick) -> list[int]:
+    wanted = _plain_aliases(program, name)
+    return [i for i, instr in enumerate(program.instrs) if wanted.intersection(pick(instr))]
+
+
+def _programs() -> list[Program]:
+    out = []
+    for n, seed in ((30, 0), (120, 1), (300, 2)):
+        for pipeline in ("O0", "O2"):
+            out.append(compile_graph(large_graph(n, seed=seed), pipeline=pipeline).program)
+    return out
+
+
+@pytest.mark.parametrize("program", _programs(), ids=lambda p: f"{len(p.instrs)}instrs")
+def test_queries_agree_with_plain_scans(program: Program) -> None:
+    names = set(program.buffer_by_name) | {o.name for i in program.instrs for o in i.operands}
+    for name in sorted(names):
+        assert ir_analysis.aliases(program, name) == _plain_aliases(program, name)
+        assert ir_analysis.uses_of(program, name) == _plain(program, name, ir_analysis.used_names)
+        assert ir_analysis.readers(program, name) == _plain(program, name, ir_analysis.read_names)
+        assert ir_analysis.writers(program, name) == _plain(program, name, ir_analysis.written_names)
+    allocs = [i.name for i in program.instrs if i.opcode is Opcode.ALLOC]
+    assert ir_analysis.activations(program) == allocs
+    for name in allocs:
+        assert ir_analysis.alloc_index(program, name) == next(
+            k for k, i in enumerate(program.instrs) if i.opcode is Opcode.ALLOC and i.name == name
+        )
+
+
+def test_malformed_ir_is_analysed_without_raising() -> None:
+    # a view cycle, a use before definition, a name that is nothing
+    program = Program(
+        "bad",
+        (placeholder("P"),),
+        (
+            view("%v", "%w", F4),
+            view("%w", "%v", F4),
+            Instr(Opcode.KERNEL, "k", (Operand(OperandKind.OUT, "%a"), Operand(OperandKind.IN, "%nothing"))),
+            alloc("%a"),
+            dealloc("%a"),
+        ),
+    )
+    assert ir_analysis.origin(program, "%nothing") == "%nothing"
+    assert ir_analysis.origin(program, "%v") in {"%v", "%w"}
+    assert ir_analysis.writers(program, "%a") == [2]
+    assert ir_analysis.first_use(program, "%a") == 2
+    assert ir_analysis.live_ranges(program) == {"%a": (3, 4)}
+
+
+def test_follow_views_stops_at_a_cycle_and_at_the_origin() -> None:
+    assert ir_analysis.follow_views({"a": "b", "b": "c"}, "a") == "c"
+    assert ir_analysis.follow_views({"a": "b", "b": "a"}, "a") == "b"
+    assert ir_analysis.follow_views({}, "x") == "x"
+
+
+def test_an_analysis_is_kept_per_program_object() -> None:
+    program = _programs()[0]
+    assert ir_analysis.analyze(program) is ir_analysis.analyze(program)
+    other = program.with_instrs(program.instrs[:-1])
+    assert ir_analysis.analyze(other) is not ir_analysis.analyze(program)
+    assert ir_analysis.analyze(other).program is other
