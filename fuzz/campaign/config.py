@@ -33,6 +33,8 @@ class CampaignConfig:
     # with a time budget, each new failure may shrink this long past the deadline
     shrink_grace: float = 5.0
     stop_on_failure: bool = False
+    # the symbolic oracle stage: True on, False off, None on for small graphs
+    symbolic: bool | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

@@ -55,7 +55,7 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
 
     def fails(g: Graph, focus: Finding | None = finding) -> Finding | None:
         case = Case(g, expect, config.pipeline)
-        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=sig, focus=focus).finding
+        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=sig, focus=focus, symbolic=config.symbolic).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
     reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)

@@ -13,7 +13,7 @@ from fuzz.case import ExpectKind
 from fuzz.oracle.context import GraphContext, RunContext
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.stage import OracleStage
-from fuzz.oracle.stages import compile_run, differential, proof, reference, verify
+from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, verify
 from fuzz.schedules import ScheduleChoice
 
 __all__ = ["CHAIN", "Choices", "iter_findings"]
@@ -24,6 +24,7 @@ CHAIN: tuple[OracleStage, ...] = (
     proof.STAGE,
     compile_run.STAGE,
     differential.STAGE,
+    symbolic.STAGE,
 )
 
 Choices = Sequence[ScheduleChoice] | Callable[[], Sequence[ScheduleChoice]]

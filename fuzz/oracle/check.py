@@ -36,6 +36,7 @@ def check(
     inputs: Mapping[str, np.ndarray] | None = None,
     expect: Expect = PASS,
     proof: bool = True,
+    symbolic: bool | None = None,
 ) -> Finding | None:
     """The first finding for one graph under one schedule (``None``: the
     ``scheduler``'s own order), ``O0`` and ``pipeline``, or ``None``."""
@@ -45,7 +46,7 @@ def check(
         choice = schedule
     else:
         choice = ScheduleChoice(ScheduleSource.GIVEN, tuple(schedule))
-    ctx = GraphContext(graph, expect, mutant, seed, inputs, proof)
+    ctx = GraphContext(graph, expect, mutant, seed, inputs, proof, symbolic)
     return next(iter_findings(ctx, [choice], _pipelines(pipeline)), None)
 
 
@@ -60,6 +61,7 @@ def check_case(
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
     target: Signature | None = None,
     focus: Finding | None = None,
+    symbolic: bool | None = None,
 ) -> CaseReport:
     """Check a case under its schedule, or (without one) under the standard set
     (``case_schedules``: each of ``schedulers``, random, adversarial, and every
@@ -68,7 +70,8 @@ def check_case(
 
     ``focus`` (a finding of a similar case, e.g. while shrinking): check only
     schedules of the source that found it, and only its pipeline, when the
-    case offers them; cheaper, and what a shrinker needs."""
+    case offers them; cheaper, and what a shrinker needs. ``symbolic``: the
+    symbolic stage on, off, or (``None``) on for graphs small enough."""
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
@@ -79,7 +82,7 @@ def check_case(
             found = case_schedules(scheduled_graph(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
             return _focused(found, focus)
 
-    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case))
+    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case), symbolic=symbolic)
     pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
     for f in iter_findings(ctx, choices, pipelines):
         if target is None or f.signature == target:

@@ -16,17 +16,17 @@ import networkx as nx
 import numpy as np
 
 from refcompiler.deps import check_schedule, dependency_graph
-from refcompiler.driver import Compiled, fit_schedule
+from refcompiler.driver import Compiled, fit_schedule, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.mutants import activate
 from refcompiler.reference import run_reference
+from refcompiler.symbolic.validate import SymbolicReference, small_enough, symbolic_reference
 from refcompiler.values import Values
 from refcompiler.verifier import violations
 
 from fuzz.case import PASS, Expect
 from fuzz.schedules import ScheduleChoice
-from refcompiler.driver import scheduled_graph
 
 __all__ = ["Runs", "GraphContext", "RunContext", "reference_runs"]
 
@@ -50,7 +50,11 @@ class GraphContext:
     seed: int = 0
     inputs: Mapping[str, np.ndarray] | None = None
     proof: bool = True
+    # symbolic validation: True on, False off, None on for graphs small enough (``small_enough``)
+    symbolic: bool | None = None
     schedules: int = 0
+    symbolic_inconclusive: int = 0
+    symbolic_seen: set[str] = field(default_factory=set, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -63,6 +67,16 @@ class GraphContext:
     def reference(self) -> Runs:
         """The reference after one and two runs (raises what the reference raises)."""
         return reference_runs(self.graph, self.inputs)
+
+    @property
+    def symbolic_enabled(self) -> bool:
+        """Whether the symbolic stage validates this graph's programs."""
+        return small_enough(self.graph) if self.symbolic is None else self.symbolic
+
+    @cached_property
+    def symbolic_reference(self) -> SymbolicReference:
+        """The reference after one and two runs on symbols, outside the mutant."""
+        return symbolic_reference(self.graph, runs=2)
 
     @cached_property
     def prepared(self) -> Graph:

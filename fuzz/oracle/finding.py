@@ -26,6 +26,7 @@ class Stage(enum.Enum):
     SCHEDULE = "schedule"  # the compiler used a schedule the correct model rejects (SCH-1)
     EXECUTE = "execute"  # the IR interpreter and its sanitizer
     DIFFERENTIAL = "differential"  # bit-exact comparison with the reference (SEM-1)
+    SYMBOLIC = "symbolic"  # symbolic translation validation: equal for all input values (SEM-1)
 
 
 @dataclass(frozen=True, order=True)

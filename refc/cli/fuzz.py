@@ -39,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(default: every built-in one)")
     p.add_argument("--pipeline", metavar="SPEC", default="O2",
                    help="the pipeline under test, checked beside O0: O2, pass names, or module:attribute (default O2)")
+    p.add_argument("--symbolic", choices=("auto", "on", "off"), default="auto",
+                   help="symbolic translation validation of every distinct compiled program: "
+                        "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.set_defaults(func=run)
@@ -70,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         out=out,
         max_nodes=args.max_nodes,
+        symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
     )
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
     summary = run_campaign(config, progress=progress)

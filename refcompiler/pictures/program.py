@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from refcompiler.allocator import ALIGN
 from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program
-from refcompiler.ir_analysis import activations, is_data, name_types, origin_map
+from refcompiler.ir_analysis import Analysis, activations, analyze, is_data, name_types
 from refcompiler.pictures.dot import Dot, Html
 from refcompiler.pictures.graph import Style
 
@@ -45,13 +45,13 @@ def aligned_bytes(nbytes: int) -> int:
 def shared_buffers(program: Program) -> dict[str, list[str]]:
     """Activations written by more than one data instruction -> the names of
     those instructions, in program order: the buffers that hold several values."""
-    origins = origin_map(program)
+    origins = analyze(program)
     writers: dict[str, list[str]] = {}
     for instr in program.instrs:
         if is_data(instr):
             for o in instr.operands:
                 if o.kind.writes:
-                    writers.setdefault(origins.get(o.name, o.name), []).append(instr.name)
+                    writers.setdefault(origins.origin(o.name), []).append(instr.name)
     acts = set(activations(program))
     return {b: names for b, names in writers.items() if b in acts and len(names) > 1}
 
@@ -107,10 +107,10 @@ def _instr_label(i: int, instr: Instr) -> Html:
     return Html('<TABLE BORDER="0" CELLSPACING="0">' + "".join(f"<TR><TD>{r}</TD></TR>" for r in rows) + "</TABLE>")
 
 
-def _operand_edges(values: _Values, i: int, instr: Instr, origins: dict[str, str]) -> None:
+def _operand_edges(values: _Values, i: int, instr: Instr, origins: Analysis) -> None:
     me = f"instr:{i}"
     for pos, o in enumerate(instr.operands):
-        buf = origins.get(o.name, o.name)
+        buf = origins.origin(o.name)
         via = f" via view {o.name}" if buf != o.name else ""
         label = f"@{o.kind.value} {pos}{via}"
         style = _OPERAND_EDGE[o.kind]
@@ -118,7 +118,7 @@ def _operand_edges(values: _Values, i: int, instr: Instr, origins: dict[str, str
             values.dot.edge(values.read(buf), me, {**style, "label": label})
     for pos, o in enumerate(instr.operands):
         if o.kind.writes:
-            buf = origins.get(o.name, o.name)
+            buf = origins.origin(o.name)
             target = values.new(buf, f"after {i}: {instr.name}")
             values.dot.edge(me, target, {**_OPERAND_EDGE[o.kind], "label": f"@{o.kind.value} {pos}"})
 
@@ -129,7 +129,7 @@ def program_dot(program: Program) -> str:
     peak = "" if program.peak_bytes is None else f", arena peak {program.peak_bytes} B"
     title = f"program {program.name}: passes {passes}{peak}"
     dot = Dot(program.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
-    origins = origin_map(program)
+    origins = analyze(program)
     values = _Values(program, dot)
     for buf in program.buffers:
         values.new(buf.name, "at entry")

@@ -1,0 +1,72 @@
+"""Stage ``symbolic``: symbolic translation validation (DESIGN §7.4). The
+compiled program and the reference run on symbols, and their final
+placeholders and owned state must be equal for *all* input values, after one
+run and after two (SEM-1), not only for the case's own values, which is all
+the differential stage sees.
+
+Only a confirmed counterexample is a finding: a Z3 model made concrete input
+values on which the concrete interpreter and the reference differ. A Z3
+``unknown``, a timeout or an unconfirmed difference is inconclusive, and
+counted (``GraphContext.symbolic_inconclusive``), never a finding and never
+proved.
+
+It runs when the graph context says so (``GraphContext.symbolic``: on, off,
+or by default on for graphs ``small_enough``), once per distinct compiled
+program of a graph (programs equal up to renaming share one validation).
+The symbolic reference is the oracle: it is computed once per graph, outside
+the mutant; the program is validated inside it, as it is executed.
+"""
+
+from __future__ import annotations
+
+from refcompiler.errors import UsageError
+from refcompiler.mutants import activate
+from refcompiler.proofs import Verdict
+from refcompiler.symbolic.schedules import canonical_text
+from refcompiler.symbolic.validate import validate_compiled
+
+from fuzz.oracle.context import RunContext
+from fuzz.oracle.finding import Finding, Location, Stage
+from fuzz.oracle.locate import locate_writers
+from fuzz.oracle.stage import OracleStage
+
+__all__ = ["STAGE", "TIMEOUT"]
+
+# Seconds Z3 may take per validation; past it the verdict is inconclusive.
+TIMEOUT = 2.0
+
+
+def check(ctx: RunContext) -> Finding | None:
+    g = ctx.case
+    if ctx.compiled is None or ctx.got is None or not g.symbolic_enabled:
+        return None  # nothing ran, or the stage is off for this graph
+    key = canonical_text(ctx.compiled.program)
+    if key in g.symbolic_seen:
+        return None  # this program was validated already (a finding ends the chain)
+    g.symbolic_seen.add(key)
+    try:
+        reference = g.symbolic_reference  # outside the mutant: the oracle
+        with activate(g.mutant):
+            v = validate_compiled(g.graph, ctx.compiled, runs=2, timeout=TIMEOUT, reference=reference)
+    except UsageError:  # the term bound (DESIGN §12): too large to validate, not a finding
+        g.symbolic_inconclusive += 1
+        return None
+    if v.verdict is Verdict.INCONCLUSIVE:
+        g.symbolic_inconclusive += 1
+    if v.verdict is not Verdict.COUNTEREXAMPLE:
+        return None
+    storage = _first_storage(v.differences)
+    where = locate_writers(g.graph, storage) if storage else Location()
+    why = f"symbolic validation finds input values on which the compiled program departs from the reference: {v.detail}"
+    return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+
+
+def _first_storage(differences: tuple[str, ...]) -> str | None:
+    """The storage of the first difference (``"run 1: p[3]"`` -> ``p``)."""
+    if not differences:
+        return None
+    text = differences[0].split(": ", 1)[-1]
+    return text.split("[", 1)[0] or None
+
+
+STAGE = OracleStage(Stage.SYMBOLIC, ("SEM-1",), check, per_schedule=True)
