@@ -29,7 +29,7 @@ from refcompiler.passes import resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import bind_inputs
-from refcompiler.verifier import verify
+from refcompiler.verifier import Types, verify
 
 __all__ = ["Compiled", "compile_graph", "run_compiled", "fit_schedule", "scheduled_graph"]
 
@@ -70,7 +70,7 @@ def compile_graph(
     ``InvariantViolation`` for a broken invariant, ``UsageError`` for an
     unknown scheduler or pipeline.
     """
-    verify(graph)
+    types = verify(graph)
     scheduled = scheduled_graph(graph)
     deps = dependency_graph(scheduled)
     if schedule is None:
@@ -78,7 +78,7 @@ def compile_graph(
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
-    program = run_pipeline(lower(scheduled, order), resolve_pipeline(pipeline))
+    program = run_pipeline(lower(scheduled, order, _types_of(scheduled, graph, types)), resolve_pipeline(pipeline))
     return Compiled(scheduled_graph=scheduled, schedule=order, program=allocate(program))
 
 
@@ -123,3 +123,12 @@ def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tup
         at = max((i + 1 for i, n in enumerate(out) if n in inputs), default=0)
         out.insert(at, node.name)
     return tuple(out)
+
+
+def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types | None:
+    """The result types of ``scheduled`` from those of ``graph``, which it was
+    made from by dropping nodes (dce), or ``None`` when it also has nodes of
+    its own (copies that break save cycles): then lowering infers them."""
+    if any(name not in graph.node_by_name for name in scheduled.node_by_name):
+        return None
+    return {key: t for key, t in types.items() if key[0] in scheduled.node_by_name}

@@ -35,7 +35,7 @@ from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
 from refcompiler.ir_analysis import follow_views
 from refcompiler.variants import swappable
-from refcompiler.verifier import infer_types
+from refcompiler.verifier import Types, infer_types
 
 __all__ = ["lower", "lower_state_operands", "StateLowering", "value_name", "BUFFER_KIND"]
 
@@ -71,10 +71,13 @@ def value_name(node: Node, index: int) -> str:
     return f"%{node.name}" if len(node.spec.results) == 1 else f"%{node.name}:{index}"
 
 
-def lower(graph: Graph, schedule: Sequence[str]) -> Program:
+def lower(graph: Graph, schedule: Sequence[str], types: Types | None = None) -> Program:
     """The program for ``graph`` (valid, its saves not in a cycle) run in the
-    order ``schedule`` (a legal schedule of every node; not checked here)."""
-    types = infer_types(graph)
+    order ``schedule`` (a legal schedule of every node; not checked here).
+    ``types``: the result types of ``graph``'s nodes when the caller has them
+    (``infer_types`` otherwise)."""
+    if types is None:
+        types = infer_types(graph)
     buffers = tuple(
         Buffer(name=s.name, kind=BUFFER_KIND[s.kind], type=TensorType(s.shape, s.dtype), owner=s.owner, init=s.init)
         for s in graph.storage

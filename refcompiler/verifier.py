@@ -31,29 +31,36 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 
-__all__ = ["verify", "violations", "infer_types", "data_graph", "result_count"]
+__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "result_count"]
 
 Types = dict[tuple[str, int], TensorType]
 
 
 def verify(graph: Graph) -> Types:
     """Raise the first violation; return the types of all node results."""
-    found = violations(graph)
+    found, types = _checked(graph)
     if found:
         raise found[0]
-    return infer_types(graph)
+    assert types is not None
+    return types
 
 
 def violations(graph: Graph) -> list[InvariantViolation]:
+    return _checked(graph)[0]
+
+
+def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
+    """Every violation, and the result types when shape inference ran through."""
     out: list[InvariantViolation] = []
     for check in (check_structure, check_own1, check_own2, check_own3, check_own4):
         out.extend(check(graph))
+    types = None
     if not any(v.invariant == "G-1" for v in out):
         try:
-            infer_types(graph)
+            types = infer_types(graph)
         except InvariantViolation as v:
             out.append(v)
-    return out
+    return out, types
 
 
 def result_count(node: Node) -> int:

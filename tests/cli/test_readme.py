@@ -10,7 +10,7 @@ from refc.cli import COMMANDS
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SETUP = "python3 -m pip install -e . && refc fuzz --budget 60 --seed 1"
-TESTS = "python3 -m pip install -e '.[test]' && python3 -m pytest"
+TESTS = "bash .ci/system-deps && python3 -m pip install -e '.[test]' && python3 -m pytest"
 
 
 def code_blocks(text: str) -> list[str]:
@@ -26,9 +26,9 @@ def test_ci_runs_the_readme_test_command():
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert script.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in script
     commands = [line.strip() for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    install, test = TESTS.split(" && ")
-    assert install in commands and test in commands
-    assert commands.index(install) < commands.index(test)
+    steps = TESTS.split(" && ")
+    assert all(step in commands for step in steps)
+    assert [commands.index(step) for step in steps] == sorted(commands.index(step) for step in steps)
 
 
 def test_every_registered_command_is_documented():
