@@ -58,7 +58,7 @@ class GraphContext:
     symbolic: bool | None = None
     schedules: int = 0
     symbolic_inconclusive: int = 0
-    symbolic_seen: set[str] = field(default_factory=set, repr=False)
+    symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
