@@ -19,7 +19,9 @@ The execution contract, which is what makes aliasing bugs visible:
   at that moment and keeps that chunk's slice; a ``copy`` copies chunk by
   chunk the same way. So an elementwise op in place stays exact, while a
   stencil, a transpose, or a result over an input a later result still reads
-  goes wrong, as a real kernel would.
+  goes wrong, as a real kernel would. (The kernels are pure, so a value is
+  computed again only after a chunk overwrote bytes it reads; until then the
+  last value is what the kernel would give: ``_Cached``.)
 
 Module buffers start from their values (constants from their ``init``); a
 second run starts from the first run's placeholders and owned state, with a
