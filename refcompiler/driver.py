@@ -19,19 +19,19 @@ import numpy as np
 
 from refcompiler.allocator import allocate
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
-from refcompiler.interpreter import execute
+from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
 from refcompiler.lowering import lower
 from refcompiler.passes import resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
-from refcompiler.values import bind_inputs
+from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import Types, verify
 
-__all__ = ["Compiled", "compile_graph", "run_compiled", "fit_schedule", "scheduled_graph"]
+__all__ = ["Compiled", "Prepared", "prepare", "compile_graph", "run_compiled", "run_compiled_each", "fit_schedule", "scheduled_graph"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,29 @@ def scheduled_graph(graph: Graph) -> Graph:
     return break_save_cycles(dce(graph))
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What ``compile_graph`` derives from the graph alone, before any order:
+    ``graph`` verified (G-1, OWN-1..4), ``scheduled`` (``scheduled_graph``),
+    ``deps`` (its dependency graph, which the schedule is checked against) and
+    ``types`` (its result types; ``None``: lowering infers them). A caller
+    compiling one graph under many schedules makes it once (``prepare``) and
+    passes it to every ``compile_graph``, under the same mutant."""
+
+    graph: Graph
+    scheduled: Graph
+    deps: nx.DiGraph
+    types: Types | None
+
+
+def prepare(graph: Graph) -> Prepared:
+    """Verify ``graph`` (raises the first violation) and derive what every
+    order of it is compiled from."""
+    types = verify(graph)
+    scheduled = scheduled_graph(graph)
+    return Prepared(graph, scheduled, dependency_graph(scheduled), _types_of(scheduled, graph, types))
+
+
 def compile_graph(
     graph: Graph,
     *,
@@ -59,6 +82,7 @@ def compile_graph(
     seed: int = 0,
     pipeline: str | Sequence = "O0",
     schedule: Sequence[str] | None = None,
+    prepared: Prepared | None = None,
 ) -> Compiled:
     """Compile ``graph``.
 
@@ -69,16 +93,22 @@ def compile_graph(
     (SCH-1), so a wrong user scheduler is reported, not trusted. Raises
     ``InvariantViolation`` for a broken invariant, ``UsageError`` for an
     unknown scheduler or pipeline.
-    """
-    types = verify(graph)
-    scheduled = scheduled_graph(graph)
-    deps = dependency_graph(scheduled)
+
+    ``prepared``: ``prepare(graph)``, made once for many compilations of the
+    same graph object; the result is what compiling without it gives, since
+    every step of ``prepare`` is a deterministic function of the graph (the
+    order is still checked against its ``deps``)."""
+    if prepared is None:
+        prepared = prepare(graph)
+    elif prepared.graph is not graph:
+        raise UsageError("compile_graph: prepared was made from another graph")
+    scheduled, deps = prepared.scheduled, prepared.deps
     if schedule is None:
         order = _names(_run_scheduler(scheduler, scheduled, deps, seed))
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
-    program = run_pipeline(lower(scheduled, order, _types_of(scheduled, graph, types)), resolve_pipeline(pipeline))
+    program = run_pipeline(lower(scheduled, order, prepared.types), resolve_pipeline(pipeline))
     return Compiled(scheduled_graph=scheduled, schedule=order, program=allocate(program))
 
 
@@ -89,6 +119,17 @@ def run_compiled(
     ``inputs`` bound (``MalformedInput`` if one does not fit its storage);
     return the final placeholders and owned variables."""
     return execute(compiled.program, bind_inputs(compiled.scheduled_graph, inputs or {}), runs=runs)
+
+
+def run_compiled_each(
+    compiled: Compiled, inputs: Mapping[str, np.ndarray] | None = None, *, runs: int = 1, bound: Values | None = None
+) -> list[dict[str, np.ndarray]]:
+    """``run_compiled`` with the values after each run: element ``k`` is what
+    ``run_compiled(compiled, inputs, runs=k + 1)`` returns, in ``runs`` runs.
+    ``bound``: ``bind_inputs(compiled.scheduled_graph, inputs)`` if the caller
+    has it already (it is only read)."""
+    values = bind_inputs(compiled.scheduled_graph, inputs or {}) if bound is None else bound
+    return execute_runs(compiled.program, values, runs=runs)
 
 
 def _names(order: object) -> tuple[str, ...]:
@@ -107,7 +148,8 @@ def _run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, s
     if pick in SCHEDULERS.values():
         return pick(graph, deps, seed)
     name = getattr(pick, "__qualname__", repr(pick))
-    return call_untrusted(pick, f"the scheduler {name}", graph, deps, seed)
+    # a copy: the order is checked against ``deps``, which a user's code must not edit
+    return call_untrusted(pick, f"the scheduler {name}", graph, deps.copy(), seed)
 
 
 def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tuple[str, ...]:

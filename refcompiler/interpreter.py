@@ -19,7 +19,9 @@ The execution contract, which is what makes aliasing bugs visible:
   at that moment and keeps that chunk's slice; a ``copy`` copies chunk by
   chunk the same way. So an elementwise op in place stays exact, while a
   stencil, a transpose, or a result over an input a later result still reads
-  goes wrong, as a real kernel would.
+  goes wrong, as a real kernel would. (The kernels are pure, so a value is
+  computed again only after a chunk overwrote bytes it reads; until then the
+  last value is what the kernel would give: ``_Cached``.)
 
 Module buffers start from their values (constants from their ``init``); a
 second run starts from the first run's placeholders and owned state, with a
@@ -45,7 +47,7 @@ from refcompiler.kernels import run_kernel
 from refcompiler.sanitizer import Shadow
 from refcompiler.spec import spec_of
 
-__all__ = ["execute", "POISON", "CHUNKS"]
+__all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
 POISON = 0xFF
 CHUNKS = 3  # chunks per result (fewer when it has fewer elements)
@@ -60,11 +62,21 @@ def execute(program: Program, values: Mapping[str, np.ndarray], *, runs: int = 1
     sanitizer, ``ExecutionError`` for a run-time error, ``UsageError`` for a
     program without arena offsets or a value that does not fit its buffer.
     """
+    return execute_runs(program, values, runs=runs)[-1]
+
+
+def execute_runs(program: Program, values: Mapping[str, np.ndarray], *, runs: int = 1) -> list[dict[str, np.ndarray]]:
+    """``execute`` with the values after each of the ``runs`` runs: element
+    ``k`` is what ``execute(program, values, runs=k + 1)`` returns (the machine
+    is deterministic and a run starts only from the module buffers), at the
+    cost of ``runs`` runs instead of ``runs * (runs + 1) / 2``."""
     machine = _Machine(program)
     machine.load(values)
+    out = []
     for _ in range(runs):
         machine.run()
-    return machine.read_back()
+        out.append(machine.read_back())
+    return out
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,9 @@ class _Loc:
 
     def same_bytes(self, other: "_Loc") -> bool:
         return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
+
+    def overlaps(self, other: "_Loc") -> bool:
+        return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
 
     @property
     def size(self) -> int:
@@ -224,9 +239,12 @@ class _Machine:
                 self.shadow.check_read(self.index, operand, loc.origin, loc.lo, loc.hi)
         return locs
 
-    def commit(self, target: _Loc, chunk_value: Callable[[], np.ndarray]) -> None:
+    def commit(self, target: _Loc, chunk_value: Callable[[], np.ndarray], stale: Callable[[], None] | None = None) -> None:
         """Write ``target`` chunk by chunk; ``chunk_value()`` recomputes the whole
-        value from memory as it is now, of which each chunk keeps its slice."""
+        value from memory as it is now, of which each chunk keeps its slice.
+        ``stale`` (when ``target`` overlaps bytes the value is computed from) is
+        called after each chunk: ``chunk_value`` may reuse an earlier value only
+        while no chunk was written over what it read."""
         flat = target.flat()
         for lo, hi in _chunks(target.size):
             value = chunk_value()
@@ -237,6 +255,8 @@ class _Machine:
                     target.origin,
                 )
             flat[lo:hi] = value.reshape(-1)[lo:hi]
+            if stale is not None:
+                stale()
         if target.buffer is None:
             self.shadow.wrote(target.lo, target.hi)
 
@@ -248,7 +268,8 @@ class _Machine:
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
         self.poison(dest)
-        self.commit(dest, lambda: source.array().copy())
+        value = _Cached(lambda: (source.array().copy(),))
+        self.commit(dest, lambda: value.get()[0], value.clear if dest.overlaps(source) else None)
 
     def check_signature(self, instr: Instr) -> None:
         problem = signature_problem(instr)
@@ -266,12 +287,14 @@ class _Machine:
                 self.poison(out)
         attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
 
-        def compute(j: int) -> np.ndarray:
+        def compute() -> tuple[np.ndarray, ...]:
             results, new_state = self.kernel_values(instr, [loc.array() for loc in ins], [loc.array() for loc in state], attrs)
-            return (results + new_state)[j]
+            return results + new_state
 
+        values, reads = _Cached(compute), ins + state
         for j, target in enumerate(outs + state):
-            self.commit(target, lambda j=j: compute(j))
+            aliased = any(target.overlaps(r) for r in reads)
+            self.commit(target, lambda j=j: values.get()[j], values.clear if aliased else None)
 
     def kernel_values(
         self, instr: Instr, ins: list[np.ndarray], state: list[np.ndarray], attrs: dict[str, object]
@@ -285,6 +308,27 @@ class _Machine:
 
     def poison(self, loc: _Loc) -> None:
         loc.memory[loc.lo : loc.hi] = POISON
+
+
+class _Cached:
+    """The value of ``compute()``, computed again only after ``clear()``.
+
+    The kernels are pure: the same operand bytes give the same values. So a
+    chunk's "whole kernel on memory as it is now" equals the last computed
+    value until a committed chunk writes bytes the kernel reads, and the
+    caller clears exactly then (``commit``'s ``stale``)."""
+
+    def __init__(self, compute: Callable[[], tuple[np.ndarray, ...]]):
+        self.compute = compute
+        self.value: tuple[np.ndarray, ...] | None = None
+
+    def get(self) -> tuple[np.ndarray, ...]:
+        if self.value is None:
+            self.value = self.compute()
+        return self.value
+
+    def clear(self) -> None:
+        self.value = None
 
 
 def _chunks(size: int) -> list[tuple[int, int]]:

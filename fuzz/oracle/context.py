@@ -3,7 +3,11 @@ once, however many schedules the graph is checked under) and a
 ``RunContext`` per schedule and pipeline.
 
 The correct model's objects (the reference runs, ``prepared``, ``deps``) are
-computed outside any mutant: they are the oracle.
+computed outside any mutant: they are the oracle. What the compiler under test
+derives from the graph alone (``compiler_prepared``: verification, types, the
+scheduled graph, its dependency model) is computed once, inside the mutant,
+and shared by every schedule: those steps are deterministic functions of the
+graph, so each compilation sees exactly what it would compute itself.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ import networkx as nx
 import numpy as np
 
 from refcompiler.deps import check_schedule, dependency_graph
-from refcompiler.driver import Compiled, fit_schedule, scheduled_graph
+from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.mutants import activate
 from refcompiler.reference import run_reference
 from refcompiler.symbolic.validate import SymbolicReference, small_enough, symbolic_reference
-from refcompiler.values import Values
+from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import violations
 
 from fuzz.case import PASS, Expect
@@ -54,8 +58,10 @@ class GraphContext:
     symbolic: bool | None = None
     schedules: int = 0
     symbolic_inconclusive: int = 0
-    symbolic_seen: set[str] = field(default_factory=set, repr=False)
+    symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
+    _compiler: Prepared | Exception | None = field(default=None, repr=False)
+    _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
 
     @cached_property
     def violations(self) -> list[InvariantViolation]:
@@ -88,10 +94,32 @@ class GraphContext:
         """The correct dependency model of ``prepared``."""
         return dependency_graph(self.prepared)
 
+    def compiler_prepared(self) -> Prepared:
+        """``refcompiler.driver.prepare(graph)`` inside the mutant, made on the
+        first call; every later call returns it, or raises the same error again
+        (as each compilation would)."""
+        if self._compiler is None:
+            try:
+                with activate(self.mutant):
+                    self._compiler = prepare(self.graph)
+            except Exception as e:  # kept, to be raised for every schedule
+                self._compiler = e
+        if isinstance(self._compiler, Exception):
+            raise self._compiler
+        return self._compiler
+
+    def bound_inputs(self, scheduled: Graph) -> Values:
+        """``bind_inputs(scheduled, inputs)`` for a compiled program's scheduled
+        graph, remembered for the last graph object asked about (every schedule
+        of ``compiler_prepared`` shares one). Raises what ``bind_inputs`` raises."""
+        if self._bound is None or self._bound[0] is not scheduled:
+            self._bound = (scheduled, bind_inputs(scheduled, self.inputs or {}))
+        return self._bound[1]
+
     def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
         """``None`` when ``order`` is a legal order of ``scheduled`` under the
         correct model, else why not."""
-        deps = self.deps if scheduled == self.prepared else None
+        deps = self.deps if scheduled is self.prepared or scheduled == self.prepared else None
         try:
             check_schedule(scheduled, list(order), deps)
         except InvariantViolation as e:

@@ -7,9 +7,9 @@ section's flag) only the ones named. Each section is a ``Section`` in
 section name; otherwise each section prints a table. Add a section by
 appending to ``SECTIONS``.
 
-Section ``fuzz``: the same campaign on the reference compiler with one worker
-and with all cores (``--fuzz-budget`` seconds each): cases and schedules per
-second side by side, and the speed-up.
+Section ``fuzz``: the same campaign on the reference compiler with one worker,
+with two and with all cores (``--fuzz-budget`` seconds each): cases and
+schedules per second side by side, and each one's ratio to one worker.
 
 Section ``compile``: see ``refc.cli.bench_compile``.
 
@@ -216,12 +216,12 @@ def _fuzz_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _measure_fuzz(args: argparse.Namespace) -> dict[str, Any]:
-    """The same campaign on the reference compiler with one worker and with all,
-    one after the other in this run."""
+    """The same campaign on the reference compiler with one worker, two and all,
+    one after the other in this run; ratios are to one worker."""
     from fuzz.campaign import CampaignConfig, default_workers, run_campaign
 
     rows = []
-    for workers in sorted({1, default_workers()}):
+    for workers in sorted({1, 2, default_workers()}):
         config = CampaignConfig(budget=args.fuzz_budget, seed=args.fuzz_seed, workers=workers, out=None)
         summary = run_campaign(config)
         cps, sps = summary.rates()
@@ -237,13 +237,15 @@ def _measure_fuzz(args: argparse.Namespace) -> dict[str, Any]:
             }
         )
     base = max(rows[0]["cases_per_second"], 1e-9)
+    base_schedules = max(rows[0]["schedules_per_second"], 1e-9)
     for r in rows:
         r["speedup"] = round(r["cases_per_second"] / base, 2)
+        r["schedules_speedup"] = round(r["schedules_per_second"] / base_schedules, 2)
     return {"budget": args.fuzz_budget, "seed": args.fuzz_seed, "campaigns": rows}
 
 
 def _render_fuzz(data: dict[str, Any]) -> str:
-    table = [("workers", "cases", "schedules", "failures", "seconds", "cases/s", "schedules/s", "speedup")]
+    table = [("workers", "cases", "schedules", "failures", "seconds", "cases/s", "schedules/s", "cases ratio", "schedules ratio")]
     for r in data["campaigns"]:
         table.append(
             (
@@ -255,6 +257,7 @@ def _render_fuzz(data: dict[str, Any]) -> str:
                 f"{r['cases_per_second']:.1f}",
                 f"{r['schedules_per_second']:.1f}",
                 f"{r['speedup']:.2f}x",
+                f"{r['schedules_speedup']:.2f}x",
             )
         )
     head = f"fuzz: campaigns on the reference compiler, {data['budget']:g} s each, seed {data['seed']}, side by side"

@@ -1,4 +1,4 @@
-"""``refc bench --fuzz``: throughput with one worker and with all, side by side."""
+"""``refc bench --fuzz``: throughput with one worker, two and all, side by side."""
 
 from __future__ import annotations
 
@@ -8,18 +8,23 @@ import pytest
 
 from fuzz.campaign import default_workers
 from refc.cli import main
+from refc.cli.bench import _render_fuzz as bench_render_fuzz
 
 
-def test_bench_fuzz_measures_one_worker_beside_all(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_fuzz_measures_one_worker_beside_two(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--fuzz", "--fuzz-budget", "1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"fuzz"}
     rows = data["fuzz"]["campaigns"]
-    assert [r["workers"] for r in rows] == sorted({1, default_workers()})
+    assert [r["workers"] for r in rows] == sorted({1, 2, default_workers()})
     for r in rows:
         assert r["cases"] > 0 and r["schedules"] >= r["cases"] and r["failures"] == 0
-        assert r["cases_per_second"] > 0
-    assert rows[0]["speedup"] == 1.0
+        assert r["cases_per_second"] > 0 and r["schedules_per_second"] > 0
+        ratio = r["schedules_per_second"] / rows[0]["schedules_per_second"]
+        assert r["schedules_speedup"] == pytest.approx(ratio, abs=0.01)
+    assert rows[0]["speedup"] == 1.0 and rows[0]["schedules_speedup"] == 1.0
+    text = bench_render_fuzz(data["fuzz"])
+    assert "schedules/s" in text and "schedules ratio" in text and f"{rows[1]['schedules_speedup']:.2f}x" in text
 
 
 def test_bench_validate_puts_the_validator_beside_concrete_execution(capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,8 @@ from specs import OpKind, OpSpec
 from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph_json import load_graph
-from refcompiler.interpreter import CHUNKS, _chunks, execute
+from refcompiler import interpreter
+from refcompiler.interpreter import CHUNKS, _chunks, execute, execute_runs
 from refcompiler.ir_text import parse_program
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.reference import run_reference
@@ -381,6 +382,47 @@ def test_state_persists_across_runs_and_placeholders_are_rebound() -> None:
     assert same_bits(once["acc"], X) and same_bits(once["X"], X)
     # second run: acc = X + X (X is now the first run's total)
     assert same_bits(twice["acc"], X + X) and same_bits(twice["X"], X + X)
+
+
+def test_execute_runs_gives_the_values_after_each_run() -> None:
+    body = """\
+0: alloc %a : float32[4] at 0
+1: kernel running = accumulate(@out %a, @in X, @inout acc)
+2: copy s(@out X, @in %a)
+3: dealloc %a
+"""
+    program = parse_program(HEADER + "save s : X <- running\n" + "peak_bytes 64\n" + body)
+    each = execute_runs(program, {}, runs=3)
+    for k, got in enumerate(each, 1):
+        want = execute(program, {}, runs=k)
+        assert set(got) == set(want) and all(same_bits(got[n], want[n]) for n in want)
+    assert not same_bits(each[0]["acc"], each[1]["acc"])  # the runs differ: the test can tell them apart
+
+
+def _kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = interpreter.run_kernel
+
+    def counted(op, ins, state, attrs):  # type: ignore[no-untyped-def]
+        calls.append(op.value)
+        return real(op, ins, state, attrs)
+
+    monkeypatch.setattr(interpreter, "run_kernel", counted)
+    return calls
+
+
+def test_a_kernel_over_other_bytes_is_computed_once_per_instruction(monkeypatch: pytest.MonkeyPatch) -> None:
+    # its result overlaps nothing it reads: every chunk would get the same value
+    calls = _kernel_calls(monkeypatch)
+    got = run("0: alloc %r : float32[4] at 0\n1: kernel r = roll(@out %r, @in X) {\"shift\": 1}\n2: copy s(@out out, @in %r)\n3: dealloc %r\n", "save s : out <- r\n")
+    assert same_bits(got["out"], np.roll(X, 1)) and calls == ["roll"]
+
+
+def test_a_kernel_over_its_own_input_is_computed_again_for_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _kernel_calls(monkeypatch)
+    with declare_inplace(OpKind.ROLL, ("x",)):
+        got = run(ROLL_IN_PLACE, "save s : out <- r\n")
+    assert calls.count("roll") == CHUNKS and not same_bits(got["out"], np.roll(-X, 1))
 
 
 def test_values_override_initial_values() -> None:

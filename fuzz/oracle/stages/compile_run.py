@@ -8,7 +8,7 @@ differential stage."""
 
 from __future__ import annotations
 
-from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.driver import compile_graph, run_compiled_each
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
@@ -35,7 +35,10 @@ def _compile(ctx: RunContext) -> Finding | None:
     try:
         with activate(g.mutant):
             scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
-            ctx.compiled = compile_graph(g.graph, scheduler=scheduler, seed=g.seed, pipeline=ctx.pipeline, schedule=ctx.given)
+            prepared = g.compiler_prepared()  # verified, scheduled graph, deps: once per graph
+            ctx.compiled = compile_graph(
+                g.graph, scheduler=scheduler, seed=g.seed, pipeline=ctx.pipeline, schedule=ctx.given, prepared=prepared
+            )
     except InvariantViolation as e:
         if illegal is not None and e.invariant == "SCH-1":
             return None  # an illegal schedule, rightly rejected
@@ -80,7 +83,9 @@ def _execute(ctx: RunContext) -> Finding | None:
     g, compiled, at = ctx.case, ctx.compiled, {"order": ctx.order, **ctx.where}
     try:
         with activate(g.mutant):
-            ctx.got = (run_compiled(compiled, g.inputs, runs=1), run_compiled(compiled, g.inputs, runs=2))
+            bound = g.bound_inputs(compiled.scheduled_graph)
+            first, second = run_compiled_each(compiled, g.inputs, runs=2, bound=bound)  # = runs=1 and runs=2, in two runs
+            ctx.got = (first, second)
     except InvariantViolation as e:
         return Finding(Stage.EXECUTE, e.invariant, e.detail, locate_violation(e, g.graph, compiled.scheduled_graph), **at)  # type: ignore[arg-type]
     except RefCompilerError as e:

@@ -12,7 +12,8 @@ proved.
 
 It runs when the graph context says so (``GraphContext.symbolic``: on, off,
 or by default on for graphs ``small_enough``), once per distinct compiled
-program of a graph (programs equal up to renaming share one validation).
+program of a graph (programs equal up to renaming share one validation;
+``canonical_key``, the canonical text's equality without printing).
 The symbolic reference is the oracle: it is computed once per graph, outside
 the mutant; the program is validated inside it, as it is executed.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 from refcompiler.errors import UsageError
 from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict
-from refcompiler.symbolic.schedules import canonical_text
+from refcompiler.symbolic.schedules import canonical_key
 from refcompiler.symbolic.validate import validate_compiled
 
 from fuzz.oracle.context import RunContext
@@ -40,7 +41,7 @@ def check(ctx: RunContext) -> Finding | None:
     g = ctx.case
     if ctx.compiled is None or ctx.got is None or not g.symbolic_enabled:
         return None  # nothing ran, or the stage is off for this graph
-    key = canonical_text(ctx.compiled.program)
+    key = canonical_key(ctx.compiled.program)  # equal keys: equal canonical text
     if key in g.symbolic_seen:
         return None  # this program was validated already (a finding ends the chain)
     g.symbolic_seen.add(key)

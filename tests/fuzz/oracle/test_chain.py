@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import fuzz.oracle.context as context
+from refcompiler.errors import InvariantViolation
 from refcompiler.graph_json import load_graph
 
 from fuzz.case import Case, reject
@@ -34,6 +35,35 @@ def test_the_reference_runs_once_per_graph_however_many_schedules(monkeypatch):
     report = check_case(Case(load_graph(READ_THEN_SAVE)), schedulers=("topo", "memory", "random"))
     assert report.finding is None and report.schedules >= 3
     assert len(calls) == 2  # after one run and after two runs
+
+
+def test_the_compiler_verifies_and_prepares_once_per_graph(monkeypatch):
+    calls = []
+    real = context.prepare
+
+    def spy(graph):
+        calls.append(graph)
+        return real(graph)
+
+    monkeypatch.setattr(context, "prepare", spy)
+    report = check_case(Case(load_graph(READ_THEN_SAVE)), schedulers=("topo", "memory", "random"))
+    assert report.finding is None and report.schedules >= 3
+    assert len(calls) == 1  # not once per schedule and pipeline
+
+
+def test_an_error_preparing_the_graph_is_a_finding_for_every_schedule(monkeypatch):
+    calls = []
+
+    def failing(graph):
+        calls.append(graph)
+        raise InvariantViolation("OWN-2", "made up for the test", names=("late",))
+
+    monkeypatch.setattr(context, "prepare", failing)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
+    choices = [ScheduleChoice(ScheduleSource.SCHEDULER, scheduler=s) for s in ("topo", "memory")]
+    found = list(iter_findings(ctx, choices, ["O0", "O2"]))
+    assert [(f.stage, f.invariant, f.schedule.scheduler) for f in found] == [(Stage.COMPILE, "OWN-2", "topo"), (Stage.COMPILE, "OWN-2", "memory")]
+    assert len(calls) == 1  # the error is kept and raised again, not recomputed
 
 
 def test_a_stage_is_one_entry_in_the_list():

@@ -132,16 +132,16 @@ def test_a_wrong_user_scheduler_is_a_finding():
 
 def test_a_wrong_value_is_a_differential_finding(monkeypatch):
     graph = load_graph(READ_THEN_SAVE)
-    real = compile_run.run_compiled
+    real = compile_run.run_compiled_each
 
-    def corrupt(compiled, inputs=None, *, runs=1):
-        out = real(compiled, inputs, runs=runs)
-        if runs == 2:  # only the second run: state persistence is checked
-            out["out"] = out["out"].copy()
-            out["out"][1] = np.nextafter(out["out"][1], np.float32(np.inf))
-        return out
+    def corrupt(compiled, inputs=None, *, runs=1, bound=None):
+        each = real(compiled, inputs, runs=runs, bound=bound)
+        out = each[1]  # only the second run: state persistence is checked
+        out["out"] = out["out"].copy()
+        out["out"][1] = np.nextafter(out["out"][1], np.float32(np.inf))
+        return each
 
-    monkeypatch.setattr(compile_run, "run_compiled", corrupt)
+    monkeypatch.setattr(compile_run, "run_compiled_each", corrupt)
     f = check(graph, proof=False)
     assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1"
     assert "after run 2" in f.explanation and "'out'" in f.explanation and "[1]" in f.explanation
@@ -150,25 +150,26 @@ def test_a_wrong_value_is_a_differential_finding(monkeypatch):
 
 def test_o2_departing_from_o0_is_said(monkeypatch):
     graph = load_graph(READ_THEN_SAVE)
-    real = compile_run.run_compiled
+    real = compile_run.run_compiled_each
 
-    def corrupt_o2(compiled, inputs=None, *, runs=1):
-        out = real(compiled, inputs, runs=runs)
+    def corrupt_o2(compiled, inputs=None, *, runs=1, bound=None):
+        each = real(compiled, inputs, runs=runs, bound=bound)
         if compiled.program.passes:
-            out["A"] = -out["A"]
-        return out
+            for out in each:
+                out["A"] = -out["A"]
+        return each
 
-    monkeypatch.setattr(compile_run, "run_compiled", corrupt_o2)
+    monkeypatch.setattr(compile_run, "run_compiled_each", corrupt_o2)
     f = check(graph, pipeline="O2", proof=False)
     assert f is not None and f.pipeline == "O2" and "O0 agrees with the reference" in f.explanation
 
 
 def test_a_sanitizer_report_is_an_execute_finding(monkeypatch):
-    def sanitizer(compiled, inputs=None, *, runs=1):
+    def sanitizer(compiled, inputs=None, *, runs=1, bound=None):
         # the location comes from the violation's fields, not from its message
         raise InvariantViolation("IR-2", "reads uninitialised bytes", instruction=3, instruction_name="late")
 
-    monkeypatch.setattr(compile_run, "run_compiled", sanitizer)
+    monkeypatch.setattr(compile_run, "run_compiled_each", sanitizer)
     f = check(load_graph(READ_THEN_SAVE), proof=False)
     assert f is not None and f.stage is Stage.EXECUTE and f.invariant == "IR-2"
     assert f.kinds == ("mul",)

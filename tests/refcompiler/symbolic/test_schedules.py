@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from refcompiler.driver import compile_graph
 from refcompiler.graph_json import load_graph
-from refcompiler.ir_text import print_program
+from refcompiler.ir_text import parse_program, print_program
 from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
-from refcompiler.symbolic.schedules import _compile_order, canonical_text, validate_all_schedules
+from refcompiler.symbolic.schedules import _compile_order, canonical_key, canonical_text, validate_all_schedules
 from refcompiler.symbolic.validate import scheduled_graph
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -58,3 +59,31 @@ def test_canonical_text_ignores_the_schedule_line_and_value_names():
     text = canonical_text(program)
     assert "schedule" not in text and "%act" not in text and "%v0" in text
     assert canonical_text(program) == text
+
+
+def _programs_of_every_order(limit: int = 12) -> list:
+    out = []
+    for path in sorted((ROOT / "examples").glob("*.json")) + sorted((ROOT / "corpus").glob("mutant.*.json"))[:6]:
+        graph = load_graph(path)
+        first = compile_graph(graph)
+        for order in all_legal_orders(scheduled_graph(first), limit=limit):
+            out.extend(compile_graph(graph, pipeline=p, schedule=order).program for p in ("O0", "O2"))
+    return out
+
+
+def test_canonical_key_equates_exactly_the_programs_canonical_text_equates():
+    programs = _programs_of_every_order()
+    texts = [canonical_text(p) for p in programs]
+    keys = [canonical_key(p) for p in programs]
+    assert len(set(texts)) > 10  # enough distinct programs for the test to tell
+    for i in range(len(programs)):
+        for j in range(i):
+            assert (keys[i] == keys[j]) == (texts[i] == texts[j]), (i, j)
+
+
+def test_canonical_key_ignores_the_schedule_and_value_names_only():
+    program = compile_graph(load_graph(ROOT / "examples" / "embedding_update.json")).program
+    renamed = parse_program('program "other"\n' + canonical_text(program).replace("%v", "%w"))
+    assert canonical_key(renamed) == canonical_key(replace(program, schedule=(), name="other"))
+    moved = replace(program, peak_bytes=(program.peak_bytes or 0) + 4)
+    assert canonical_key(moved) != canonical_key(program) and canonical_text(moved) != canonical_text(program)
