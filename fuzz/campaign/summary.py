@@ -32,6 +32,9 @@ class Summary:
     found: dict[Signature, Failure] = field(default_factory=dict)
     start: float = field(default_factory=time.time)
     case_files: dict[Signature, str] = field(default_factory=dict)
+    interrupted: str | None = None  # the signal's name (SIGINT, SIGTERM) that ended the campaign
+    lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
+    phase: str = "starting"
 
     @property
     def failed(self) -> bool:
@@ -92,6 +95,9 @@ class Summary:
             "distinct_failures": len(self.found),
             "signatures": [self._signature_doc(sig) for sig in sorted(self.found)],
             "stopped_by": self.stopped_by,
+            "interrupted": self.interrupted,
+            "complete": self.phase == "done",
+            "lost_chunks": list(self.lost_chunks),
             "seconds": round(self.seconds, 3),
             "cases_per_second": round(cps, 2),
             "schedules_per_second": round(sps, 2),
