@@ -73,6 +73,12 @@ class _Found(Exception):
     """Raised in the Hypothesis body on the chunk's target signature."""
 
 
+class _OutOfTime(BaseException):
+    """Raised in the Hypothesis body past the chunk's deadline: not an
+    ``Exception``, so Hypothesis neither shrinks nor retries it, and the run
+    ends at once (generation and shrinking alike)."""
+
+
 def _key(graph: Graph, expect: Expect, case_seed: int) -> str:
     return json.dumps([graph_to_doc(graph), expect.to_doc(), case_seed], sort_keys=True)
 
@@ -103,7 +109,9 @@ class _ChunkRun:
         if key in s.cache:
             return True, s.cache[key]
         shrinking = s.target is not None
-        if self.out_of_time() or (shrinking and s.shrink_calls >= self.config.shrink_calls):
+        if self.out_of_time():
+            raise _OutOfTime()
+        if shrinking and s.shrink_calls >= self.config.shrink_calls:
             return False, None
         if shrinking:
             s.shrink_calls += 1
@@ -153,7 +161,7 @@ class _ChunkRun:
         )(test)
         try:
             test()
-        except (_Found, Flaky, Unsatisfiable):
+        except (_Found, _OutOfTime, Flaky, Unsatisfiable):
             pass
         s = self.state
         found: tuple[Failure, ...] = ()

@@ -33,6 +33,7 @@ class CampaignConfig:
     # with a time budget, each new failure may shrink this long past the deadline
     shrink_grace: float = 5.0
     stop_on_failure: bool = False
+    command: str | None = None  # the command line that started the campaign, recorded in each case
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

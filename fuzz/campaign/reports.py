@@ -49,7 +49,7 @@ def junit_xml(summary: Summary) -> str:
         failure = ET.SubElement(tc, "failure", message=entry["explanation"][:500], type=entry["signature"]["invariant"])
         failure.text = (
             f"{entry['explanation']}\nshrunk case: {entry['case']} ({entry['nodes']} nodes)\n"
-            f"replay: refc replay {entry['case']}" + (f" --mutant {summary.config.mutant}" if summary.config.mutant else "")
+            f"replay: {entry['replay']}"
         )
     root = ET.Element("testsuites")
     root.append(suite)

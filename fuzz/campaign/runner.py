@@ -89,13 +89,13 @@ def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Pr
             pending[pool.submit(run_chunk, chunk)] = chunk
         if not pending:
             return
-        if hard is not None and time.time() >= hard:
-            for chunk in pending.values():
-                summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
-            return
         for fut in _wait(pool, set(pending), 0.5):
             _absorb(summary, pending.pop(fut), fut)
             on_change(summary)
+        if hard is not None and time.time() >= hard and pending:
+            for chunk in pending.values():
+                summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
+            return
         summary.seconds = time.time() - summary.start
         progress.update(summary)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 from typing import Sequence
@@ -41,7 +40,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from refcompiler.mutants import activate
 
     args = build_parser().parse_args(argv)
-    _import_from_cwd()
     try:
         with activate(getattr(args, "mutant", None)):
             return int(args.func(args))
@@ -57,16 +55,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
         return 4
-
-
-def _import_from_cwd() -> None:
-    """Let ``--scheduler``/``--pipeline module:attribute`` name a module in the
-    current directory. ``python3 -m refcompiler`` puts it on ``sys.path``; the
-    ``refc`` script does not, so the two entry points would differ. Appended,
-    so a local file never shadows an installed module."""
-    cwd = os.getcwd()
-    if "" not in sys.path and cwd not in sys.path:
-        sys.path.append(cwd)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import argparse
 import os
 import secrets
+import shlex
 import shutil
 import sys
 import tempfile
@@ -117,6 +118,7 @@ def _intro(config: "CampaignConfig") -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
     from refcompiler.mutants import get as get_mutant
     from refcompiler.passes import resolve_pipeline
@@ -142,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         max_nodes=args.max_nodes,
         shrink_grace=args.shrink_grace,
+        command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
     )
     print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
@@ -154,8 +157,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
-        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: refc replay {out / entry['case']}"
-              + (f" --mutant {config.mutant}" if config.mutant else ""))
+        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")
     if summary.failed:

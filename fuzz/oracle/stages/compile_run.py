@@ -35,7 +35,8 @@ def _compile(ctx: RunContext) -> Finding | None:
     try:
         with activate(g.mutant):
             scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
-            ctx.compiled = compile_graph(g.graph, scheduler=scheduler, seed=g.seed, pipeline=ctx.pipeline, schedule=ctx.given)
+            seed = g.seed if ctx.choice.seed is None else ctx.choice.seed
+            ctx.compiled = compile_graph(g.graph, scheduler=scheduler, seed=seed, pipeline=ctx.pipeline, schedule=ctx.given)
     except InvariantViolation as e:
         if illegal is not None and e.invariant == "SCH-1":
             return None  # an illegal schedule, rightly rejected
