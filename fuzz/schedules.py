@@ -56,7 +56,7 @@ class ScheduleSource(enum.Enum):
 
 # A user's scheduler (``module:attribute``) is called with this many distinct
 # seeds per graph: a randomised one must be exercised, not called with seed 0.
-PLUGIN_SEEDS = 24
+PLUGIN_SEEDS = 48
 
 
 def is_plugin(spec: str | None) -> bool:
@@ -139,12 +139,16 @@ def case_schedules(
 ) -> list[ScheduleChoice]:
     """The schedules the oracle checks a case under, deterministic in ``seed``:
     each scheduler's own, ``randoms`` random legal orders, the adversarial
-    order, and every legal order when there are at most ``exhaustive_limit``. Duplicate explicit orders are dropped.
+    order, and every legal order when there are at most ``exhaustive_limit``
+    (none when a user's scheduler is under test: its seeds are where the
+    schedules go). Duplicate explicit orders are dropped.
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``scheduled_graph``); an empty list of explicit orders otherwise.
     """
     choices = [c for s in schedulers for c in scheduler_choices(s, seed)]
+    if any(is_plugin(s) for s in schedulers):
+        exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
     deps = dependency_graph(graph)
     if not nx.is_directed_acyclic_graph(deps):
         return choices

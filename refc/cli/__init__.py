@@ -28,8 +28,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"refc: error: {message}\n")
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("refc")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
+    parser.add_argument("--version", action="version", version=f"refc {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"refc.cli.{name}").register(sub)

@@ -38,7 +38,7 @@ from refcompiler.errors import UsageError
 from refc.cli.common import positive_seconds, whole_number
 
 if TYPE_CHECKING:
-    from fuzz.campaign import CampaignConfig
+    from fuzz.campaign import CampaignConfig, Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -117,6 +117,24 @@ def _intro(config: "CampaignConfig") -> str:
     return f"seed {config.seed}, {workers}; {'; '.join(target)}; {', '.join(bounds)}; out {config.out}"
 
 
+def _github(summary: "Summary", out: Path) -> None:
+    """Under GitHub Actions: ``::error`` annotations on stdout, and a Markdown
+    report appended to ``$GITHUB_STEP_SUMMARY`` when that names a file."""
+    from fuzz.campaign.reports import github_annotations, markdown_summary
+
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    for line in github_annotations(summary, out):
+        print(line)
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(markdown_summary(summary, out))
+        except OSError as e:
+            print(f"refc fuzz: cannot append to $GITHUB_STEP_SUMMARY {target} ({e.strerror})", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
@@ -158,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
         print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
+    _github(summary, out)
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")
     if summary.failed:

@@ -98,3 +98,38 @@ def test_the_summary_is_written_after_every_chunk():
     config = CampaignConfig(budget=None, max_cases=6, chunk_cases=2, seed=0, out=None)
     run_campaign(config, on_change=lambda s: seen.append((s.chunks, s.phase == "done")))
     assert seen == [(1, False), (2, False), (3, False), (3, True)]
+
+
+def test_github_actions_outputs_and_a_stable_junit(tmp_path, capsys, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    out = tmp_path / "out"
+    code = main(["fuzz", "--mutant", "lower-state-no-writeback", "--max-cases", "20", "--seed", "1", "--workers", "1", "--out", str(out)])
+    assert code == 1
+    printed = capsys.readouterr().out
+    errors = [line for line in printed.splitlines() if line.startswith("::error file=")]
+    assert errors and all("replay%3A" not in e and "refc replay" in e for e in errors)
+    report = step.read_text()
+    assert report.startswith("### refc fuzz: found failures") and "`refc replay " in report
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert all(p.get("value") != "None" for p in suite.iter("property"))
+    assert all(float(tc.get("time")) > 0 for tc in suite.iter("testcase"))
+
+    clean = tmp_path / "clean"
+    assert main(["fuzz", "--max-cases", "3", "--workers", "1", "--out", str(clean)]) == 0
+    names = [tc.get("name") for tc in ET.parse(clean / "junit.xml").getroot().iter("testcase")]
+    assert names == ["no failure"]
+    assert step.read_text().count("### refc fuzz") == 2
+
+
+def test_version_and_a_random_seed(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("refc ")
+    assert main(["fuzz", "--max-cases", "1", "--seed", "random", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    seed = json.loads((tmp_path / "o" / "summary.json").read_text())["seed"]
+    assert first.startswith(f"refc fuzz: seed {seed}, 1 worker; ") and "at most 1 case;" in first
