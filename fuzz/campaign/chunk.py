@@ -67,6 +67,7 @@ class ChunkState:
     first_failure_at: float | None = None
     best: Example | None = None
     shrink_deadline: float | None = None
+    hypothesis_until: float | None = None  # budget mode: Hypothesis's shrinking ends then, the reducer gets the rest
 
 
 class _Found(Exception):
@@ -109,7 +110,7 @@ class _ChunkRun:
         if key in s.cache:
             return True, s.cache[key]
         shrinking = s.target is not None
-        if self.out_of_time():
+        if self.out_of_time() or (shrinking and s.hypothesis_until is not None and time.time() >= s.hypothesis_until):
             raise _OutOfTime()
         if shrinking and s.shrink_calls >= self.config.shrink_calls:
             return False, None
@@ -136,6 +137,7 @@ class _ChunkRun:
             s.target, s.first_failure_at = sig, time.time()
             if self.task.deadline is not None:
                 s.shrink_deadline = max(self.task.deadline, time.time() + self.config.shrink_grace)
+                s.hypothesis_until = time.time() + self.config.hypothesis_shrink_seconds
         if sig != s.target:
             return
         if s.best is None or graph_size(graph) < graph_size(s.best.graph):

@@ -32,6 +32,9 @@ class CampaignConfig:
     reduce_attempts: int = 150
     # with a time budget, each new failure may shrink this long past the deadline
     shrink_grace: float = 5.0
+    # with a time budget, Hypothesis's own shrinking of a failure stops after this
+    # long, so that the graph reducer (which makes the case minimal) has time left
+    hypothesis_shrink_seconds: float = 3.0
     stop_on_failure: bool = False
     command: str | None = None  # the command line that started the campaign, recorded in each case
 
