@@ -16,9 +16,9 @@ Nothing found is lost: the outputs are rewritten after every chunk, each file
 atomically, so each finding is on disk as soon as its chunk ends. SIGINT or
 SIGTERM terminates the workers and writes a complete summary marked
 ``interrupted``; the exit code is then 1 if anything was found, else 130
-(SIGINT) or 143 (SIGTERM). ``--out`` is checked before any work, and a
-directory holding an earlier campaign's outputs is refused unless ``--clean``
-(which removes them first), so that one directory never mixes two runs.
+(SIGINT) or 143 (SIGTERM). ``--out`` is checked before any work, and an
+earlier campaign's outputs in it are moved into ``DIR/earlier-<UTC time>/``
+(``--clean``: removed), so that one directory never mixes two runs.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from refcompiler.errors import UsageError
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="run a fuzzing campaign; write a summary, JUnit XML and shrunk cases")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
                    help="stop after this many seconds (default 60, or none with --max-cases)")
-    p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="stop after N generated cases")
+    p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="hand out at most N generated cases; summary.json counts those checked, which can be fewer (repeated draws are skipped, and a chunk of 50 that finds a new failure ends once it is shrunk)")
     p.add_argument("--seed", type=_seed, default=0, metavar="N|random",
                    help="campaign seed (default 0, so that a run repeats); `random` picks a fresh one and prints it")
     p.add_argument("--workers", type=whole_number(1), default=None, metavar="N",
@@ -61,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the pipeline under test, checked beside O0: O2, pass names, or module:attribute (default O2)")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
-    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out first")
+    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
     p.add_argument("--shrink-grace", type=positive_seconds, default=5.0, metavar="SECONDS",
                    help="with --budget, how long past it a new failure may still be shrunk (default 5)")
     p.set_defaults(func=run)
@@ -82,9 +83,10 @@ _OUTPUTS = ("summary.json", "junit.xml", "cases")
 
 
 def prepare_out(out: Path, clean: bool) -> None:
-    """Check ``out`` before any work: a directory that can be written, holding
-    no earlier campaign's outputs (``clean``: remove them). ``UsageError``
-    (exit 2, one line) otherwise."""
+    """Check ``out`` before any work: a directory that can be written. An
+    earlier campaign's outputs there are moved into ``out/earlier-<UTC time>/``
+    (``clean``: removed), so that the new run's files are never mixed with
+    them. ``UsageError`` (exit 2, one line) otherwise."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     try:
@@ -94,13 +96,27 @@ def prepare_out(out: Path, clean: bool) -> None:
         os.unlink(probe)
     except OSError as e:
         raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from None
-    earlier = [name for name in _OUTPUTS if (out / name).exists()]
-    if earlier and not clean:
-        raise UsageError(f"--out {out}: holds an earlier campaign's outputs ({', '.join(earlier)}); "
-                         "choose another directory or pass --clean to remove them")
-    for name in earlier:
-        path = out / name
-        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    earlier = [name for name in _OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
+    if not earlier:
+        return
+    if clean:
+        for name in earlier:
+            path = out / name
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        return
+    stamp = time.strftime("earlier-%Y%m%dT%H%M%SZ", time.gmtime())
+    archive = out / stamp
+    n = 1
+    while archive.exists():
+        n += 1
+        archive = out / f"{stamp}-{n}"
+    try:
+        archive.mkdir()
+        for name in earlier:
+            (out / name).rename(archive / name)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot move the earlier campaign's outputs aside ({e.strerror or e})") from None
+    print(f"refc fuzz: moved the earlier campaign's outputs in {out} to {archive}", file=sys.stderr)
 
 
 def _intro(config: "CampaignConfig") -> str:

@@ -85,10 +85,14 @@ def test_an_earlier_campaign_is_never_mixed_in(tmp_path, capsys):
     (out / "cases").mkdir()
     (out / "cases" / "old.json").write_text("{}")
     capsys.readouterr()
-    assert main(args) == 2
-    assert "earlier campaign" in capsys.readouterr().err
-    assert main([*args, "--clean"]) == 0
+    assert main(args) == 0
+    assert "moved the earlier campaign's outputs" in capsys.readouterr().err
+    (archive,) = out.glob("earlier-*")
+    assert (archive / "cases" / "old.json").is_file() and (archive / "summary.json").is_file()
     assert not (out / "cases").exists() and (out / "summary.json").is_file()
+    (out / "cases").mkdir()
+    assert main([*args, "--clean"]) == 0
+    assert not (out / "cases").exists() and len(list(out.glob("earlier-*"))) == 1
 
 
 def test_the_summary_is_written_after_every_chunk():
