@@ -31,7 +31,8 @@ __all__ = [
     "case_inputs",
 ]
 
-CASE_FIELDS = ("expect", "schedule", "pipeline", "inputs", "found_by", "mutant")
+CASE_FIELDS = ("expect", "schedule", "pipeline", "inputs", "found_by", "mutant",
+               "scheduler", "scheduler_seed", "scheduler_order", "versions", "command")
 
 
 class ExpectKind(enum.Enum):
@@ -65,7 +66,14 @@ def reject(invariant: str) -> Expect:
 @dataclass(frozen=True)
 class Case:
     """A corpus case. ``inputs`` maps storage names to an explicit flat value
-    or a seeded ``Init``, as ``Init`` carries both."""
+    or a seeded ``Init``, as ``Init`` carries both.
+
+    Recorded by a campaign so that replay does what it saw: ``scheduler`` (a
+    name or ``module:attribute``) and ``scheduler_seed``, the seed it was
+    called with, when the case is checked under that scheduler's own order
+    (``schedule`` is then ``None``); ``scheduler_order``, the order it
+    produced then (for a reader, and for replay to compare); ``versions``
+    (package, version) pairs; ``command``, the campaign's command line."""
 
     graph: Graph
     expect: Expect = PASS
@@ -75,6 +83,11 @@ class Case:
     found_by: str | None = None
     mutant: str | None = None
     path: str | None = field(default=None, compare=False)
+    scheduler: str | None = None
+    scheduler_seed: int | None = None
+    scheduler_order: tuple[str, ...] | None = None
+    versions: tuple[tuple[str, str], ...] = ()
+    command: str | None = None
 
     @property
     def name(self) -> str:
@@ -101,7 +114,31 @@ def case_from_doc(doc: Any, *, path: str | None = None) -> Case:
     for key, value in (("found_by", found_by), ("mutant", mutant)):
         if value is not None and not isinstance(value, str):
             raise MalformedInput("expected a string or null", path=path, field=key)
-    return Case(graph, expect, pipeline, schedule, inputs, found_by, mutant, path)
+    recorded = _recorded(meta, path)
+    return Case(graph, expect, pipeline, schedule, inputs, found_by, mutant, path, **recorded)
+
+
+def _recorded(meta: dict[str, Any], path: str | None) -> dict[str, Any]:
+    """The fields a campaign records (each optional: older cases lack them)."""
+    out: dict[str, Any] = {}
+    for key in ("scheduler", "command"):
+        value = meta.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise MalformedInput("expected a non-empty string or null", path=path, field=key)
+        out[key] = value
+    seed = meta.get("scheduler_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        raise MalformedInput("expected a whole number from 0 to 2**63-1, or null", path=path, field="scheduler_seed")
+    out["scheduler_seed"] = seed
+    order = meta.get("scheduler_order")
+    if order is not None and (not isinstance(order, list) or not all(isinstance(n, str) for n in order)):
+        raise MalformedInput("expected a list of node names or null", path=path, field="scheduler_order")
+    out["scheduler_order"] = None if order is None else tuple(order)
+    versions = meta.get("versions", {})
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+        raise MalformedInput("expected an object {package: version string}", path=path, field="versions")
+    out["versions"] = tuple(sorted(versions.items()))
+    return out
 
 
 def _expect(doc: Any, path: str | None) -> Expect:
@@ -157,6 +194,15 @@ def case_to_doc(case: Case) -> dict[str, Any]:
         doc["inputs"] = inputs
     doc["found_by"] = case.found_by
     doc["mutant"] = case.mutant
+    if case.scheduler is not None:
+        doc["scheduler"] = case.scheduler
+        doc["scheduler_seed"] = case.scheduler_seed
+    if case.scheduler_order is not None:
+        doc["scheduler_order"] = list(case.scheduler_order)
+    if case.versions:
+        doc["versions"] = dict(case.versions)
+    if case.command is not None:
+        doc["command"] = case.command
     return doc
 
 

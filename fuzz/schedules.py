@@ -34,6 +34,9 @@ __all__ = [
     "ScheduleChoice",
     "random_legal_order",
     "case_schedules",
+    "scheduler_choices",
+    "is_plugin",
+    "PLUGIN_SEEDS",
     "schedules",
     "EXHAUSTIVE_LIMIT",
 ]
@@ -51,19 +54,43 @@ class ScheduleSource(enum.Enum):
     GIVEN = "given"  # a case's own schedule, or one a caller passes
 
 
+# A user's scheduler (``module:attribute``) is called with this many distinct
+# seeds per graph: a randomised one must be exercised, not called with seed 0.
+PLUGIN_SEEDS = 48
+
+
+def is_plugin(spec: str | None) -> bool:
+    """Whether a scheduler or pipeline spec names a user's code (``module:attribute``)."""
+    return spec is not None and ":" in spec
+
+
 @dataclass(frozen=True)
 class ScheduleChoice:
     """One way to schedule a case: an explicit ``order`` of node names, or
-    (``order is None``) the order the scheduler ``scheduler`` gives."""
+    (``order is None``) the order the scheduler ``scheduler`` gives when called
+    with ``seed`` (``None``: the case's seed)."""
 
     source: ScheduleSource
     order: tuple[str, ...] | None = None
     scheduler: str | None = None
+    seed: int | None = None
 
     def describe(self) -> str:
         if self.order is None:
-            return f"the {self.scheduler} scheduler's order"
+            seeded = "" if self.seed is None else f" with seed {self.seed}"
+            return f"the {self.scheduler} scheduler's order{seeded}"
         return f"{self.source.value} order {', '.join(self.order)}"
+
+
+def scheduler_choices(scheduler: str, seed: int) -> list[ScheduleChoice]:
+    """How a case calls ``scheduler``: once with the case's seed for a built-in
+    one; ``PLUGIN_SEEDS`` times with distinct seeds derived from ``seed`` for
+    a user's one."""
+    if not is_plugin(scheduler):
+        return [ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler)]
+    rng = random.Random(f"{scheduler}/{seed}")
+    seeds = [seed] + rng.sample(range(1, 2**31), PLUGIN_SEEDS - 1)
+    return [ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler, s) for s in seeds]
 
 
 def _kahn(graph: Graph, deps: nx.DiGraph, pick: Callable[[int], int]) -> tuple[str, ...]:
@@ -112,12 +139,16 @@ def case_schedules(
 ) -> list[ScheduleChoice]:
     """The schedules the oracle checks a case under, deterministic in ``seed``:
     each scheduler's own, ``randoms`` random legal orders, the adversarial
-    order, and every legal order when there are at most ``exhaustive_limit``. Duplicate explicit orders are dropped.
+    order, and every legal order when there are at most ``exhaustive_limit``
+    (none when a user's scheduler is under test: its seeds are where the
+    schedules go). Duplicate explicit orders are dropped.
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``scheduled_graph``); an empty list of explicit orders otherwise.
     """
-    choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, s) for s in schedulers]
+    choices = [c for s in schedulers for c in scheduler_choices(s, seed)]
+    if any(is_plugin(s) for s in schedulers):
+        exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
     deps = dependency_graph(graph)
     if not nx.is_directed_acyclic_graph(deps):
         return choices

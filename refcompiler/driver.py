@@ -147,7 +147,8 @@ def _run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, s
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     if pick in SCHEDULERS.values():
         return pick(graph, deps, seed)
-    name = getattr(pick, "__qualname__", repr(pick))
+    qualname = getattr(pick, "__qualname__", None)
+    name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
     # a copy: the order is checked against ``deps``, which a user's code must not edit
     return call_untrusted(pick, f"the scheduler {name}", graph, deps.copy(), seed)
 

@@ -67,10 +67,17 @@ class ChunkState:
     first_failure_at: float | None = None
     best: Example | None = None
     shrink_deadline: float | None = None
+    hypothesis_until: float | None = None  # budget mode: Hypothesis's shrinking ends then, the reducer gets the rest
 
 
 class _Found(Exception):
     """Raised in the Hypothesis body on the chunk's target signature."""
+
+
+class _OutOfTime(BaseException):
+    """Raised in the Hypothesis body past the chunk's deadline: not an
+    ``Exception``, so Hypothesis neither shrinks nor retries it, and the run
+    ends at once (generation and shrinking alike)."""
 
 
 def _key(graph: Graph, expect: Expect, case_seed: int) -> str:
@@ -103,7 +110,9 @@ class _ChunkRun:
         if key in s.cache:
             return True, s.cache[key]
         shrinking = s.target is not None
-        if self.out_of_time() or (shrinking and s.shrink_calls >= self.config.shrink_calls):
+        if self.out_of_time() or (shrinking and s.hypothesis_until is not None and time.time() >= s.hypothesis_until):
+            raise _OutOfTime()
+        if shrinking and s.shrink_calls >= self.config.shrink_calls:
             return False, None
         if shrinking:
             s.shrink_calls += 1
@@ -128,6 +137,7 @@ class _ChunkRun:
             s.target, s.first_failure_at = sig, time.time()
             if self.task.deadline is not None:
                 s.shrink_deadline = max(self.task.deadline, time.time() + self.config.shrink_grace)
+                s.hypothesis_until = time.time() + self.config.hypothesis_shrink_seconds
         if sig != s.target:
             return
         if s.best is None or graph_size(graph) < graph_size(s.best.graph):
@@ -153,7 +163,7 @@ class _ChunkRun:
         )(test)
         try:
             test()
-        except (_Found, Flaky, Unsatisfiable):
+        except (_Found, _OutOfTime, Flaky, Unsatisfiable):
             pass
         s = self.state
         found: tuple[Failure, ...] = ()

@@ -32,9 +32,13 @@ class CampaignConfig:
     reduce_attempts: int = 150
     # with a time budget, each new failure may shrink this long past the deadline
     shrink_grace: float = 5.0
+    # with a time budget, Hypothesis's own shrinking of a failure stops after this
+    # long, so that the graph reducer (which makes the case minimal) has time left
+    hypothesis_shrink_seconds: float = 3.0
     stop_on_failure: bool = False
     # the symbolic oracle stage: True on, False off, None on for small graphs
     symbolic: bool | None = None
+    command: str | None = None  # the command line that started the campaign, recorded in each case
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

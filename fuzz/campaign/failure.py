@@ -5,6 +5,7 @@ becomes a corpus case that replays."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from importlib import metadata
 from typing import Any, Callable
 
 from refcompiler.graph import Graph
@@ -13,6 +14,7 @@ from fuzz.campaign.config import CampaignConfig
 from fuzz.case import Case, Expect, ExpectKind, case_to_doc
 from fuzz.corpus import replay
 from fuzz.oracle import Finding, Signature, check_case, legal_on_correct_compiler
+from fuzz.schedules import ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 
 __all__ = ["Example", "Failure", "finish"]
@@ -45,6 +47,7 @@ class Failure:
     original_nodes: int
     reproduces: bool
     passes_without_mutant: bool | None
+    not_reproduced: str | None = None  # why replay did not reproduce it, when it did not
 
 
 def finish(config: CampaignConfig, example: Example, found_at: float, stop: Callable[[], bool]) -> Failure:
@@ -60,28 +63,58 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
     reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
     final = fails(reduced, None) or fails(reduced) or finding
-    case = _storable(config, reduced, expect, final)
+    case = _storable(config, reduced, expect, final, example.seed)
     again = replay(case, mutant=config.mutant)
-    reproduces = again is not None and again.signature == sig
+    why = None
+    if again is None:
+        why = "replaying the stored case finds nothing"
+    elif again.signature != sig:
+        why = f"replaying the stored case finds {again.signature} instead"
     passes_without = None if config.mutant is None else replay(case, mutant=None) is None
-    return Failure(sig, final.explanation, case_to_doc(case), len(reduced.nodes), found_at, len(graph.nodes), reproduces, passes_without)
+    return Failure(sig, final.explanation, case_to_doc(case), len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
-def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Finding) -> Case:
-    """The corpus case for a finding: with the order that was compiled, when
-    that order is legal on the correct compiler and replaying the case with it
-    gives the same signature; else without an order (replay then checks the
-    standard schedules). A stored schedule is always one the correct compiler
-    accepts, so that the case is a plain regression test of its own."""
+def versions() -> tuple[tuple[str, str], ...]:
+    """The versions a case was found with: refc, numpy, hypothesis, z3."""
+    out = []
+    for package in ("refc", "numpy", "hypothesis", "z3-solver"):
+        try:
+            out.append((package, metadata.version(package)))
+        except metadata.PackageNotFoundError:
+            out.append((package, "unknown"))
+    return tuple(out)
+
+
+def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Finding, seed: int) -> Case:
+    """The corpus case for a finding, recording what the campaign ran. For a
+    finding under a scheduler's own order: a user's scheduler is recorded with
+    the seed it was called with (replay calls it again, so the case tests the
+    user's code); a built-in one's order is stored when that is legal on the
+    correct compiler and reproduces (a plain regression test of its own), else
+    the scheduler and seed. Other explicit orders as before: stored when legal
+    and reproducing, else none (replay then checks the standard schedules)."""
     found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "")
-    base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant)
-    if expect.kind is ExpectKind.REJECT or finding.order is None:
+    base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant,
+                versions=versions(), command=config.command)
+    if expect.kind is ExpectKind.REJECT:
         return base
-    order = tuple(n for n in finding.order if n in graph.node_by_name)
-    if not legal_on_correct_compiler(graph, order):
-        return base
-    with_order = replace(base, schedule=order)
-    again = replay(with_order, mutant=config.mutant)
-    if again is not None and again.signature == finding.signature:
-        return with_order
+    choice = finding.schedule
+    order = None if finding.order is None else tuple(n for n in finding.order if n in graph.node_by_name)
+    by_scheduler = None
+    if choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None:
+        by_scheduler = replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed,
+                               scheduler_order=order)
+        if is_plugin(choice.scheduler):
+            return by_scheduler
+    if order is not None and legal_on_correct_compiler(graph, order):
+        with_order = replace(base, schedule=order)
+        if _reproduces(config, with_order, finding.signature):
+            return with_order
+    if by_scheduler is not None and _reproduces(config, by_scheduler, finding.signature):
+        return by_scheduler
     return base
+
+
+def _reproduces(config: CampaignConfig, case: Case, sig: Signature) -> bool:
+    again = replay(case, mutant=config.mutant)
+    return again is not None and again.signature == sig

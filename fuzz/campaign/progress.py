@@ -33,9 +33,11 @@ def _status(summary: Summary) -> str:
         left.append(f"{max(0.0, c.budget - summary.seconds):.0f}s left")
     if c.max_cases is not None:
         left.append(f"{max(0, c.max_cases - summary.planned)} cases left")
+    n = len(summary.lost_chunks)
+    lost = f", {n} lost {'chunk' if n == 1 else 'chunks'}" if n else ""
     return (
-        f"cases {summary.cases} ({cps:.1f}/s), schedules {summary.schedules} ({sps:.1f}/s), "
-        f"failures {summary.failures} ({len(summary.found)} distinct), {', '.join(left)}"
+        f"{summary.phase}, {summary.seconds:.0f}s elapsed: cases {summary.cases} ({cps:.1f}/s), schedules {summary.schedules} ({sps:.1f}/s), "
+        f"failures {summary.failures} ({len(summary.found)} distinct){lost}, {', '.join(left)}"
     )
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from refcompiler.graph_json import write_json_atomic
 
-from fuzz.campaign.summary import Summary
+from fuzz.campaign.summary import Summary, replay_command
 from fuzz.corpus import format_case_doc, write_text_atomic
 
-__all__ = ["write_outputs", "junit_xml"]
+__all__ = ["write_outputs", "junit_xml", "markdown_summary", "github_annotations"]
 
 
 def write_outputs(summary: Summary, out: Path) -> None:
@@ -40,18 +40,62 @@ def junit_xml(summary: Summary) -> str:
         time=f"{summary.seconds:.3f}",
     )
     props = ET.SubElement(suite, "properties")
-    for key in ("seed", "workers", "mutant", "cases", "schedules", "failures", "cases_per_second", "schedules_per_second"):
-        ET.SubElement(props, "property", name=key, value=str(doc[key]))
+    for key in ("seed", "workers", "mutant", "pipeline", "cases", "schedules", "failures", "cases_per_second", "schedules_per_second", "stopped_by"):
+        if doc[key] is not None:  # an unset option is left out, never "None"
+            ET.SubElement(props, "property", name=key, value=str(doc[key]))
     if not summary.found:
-        ET.SubElement(suite, "testcase", classname="refc.fuzz", name=f"{summary.cases} cases, no failure", time=f"{summary.seconds:.3f}")
+        # a stable name (CI tracks a test by name across runs): the counts are properties
+        ET.SubElement(suite, "testcase", classname="refc.fuzz", name="no failure", time=f"{summary.seconds:.3f}")
     for entry in doc["signatures"]:
-        tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name=entry["text"], time="0")
+        tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name=entry["text"], time=f"{entry['seconds_to_find']:.3f}")
         failure = ET.SubElement(tc, "failure", message=entry["explanation"][:500], type=entry["signature"]["invariant"])
         failure.text = (
             f"{entry['explanation']}\nshrunk case: {entry['case']} ({entry['nodes']} nodes)\n"
-            f"replay: refc replay {entry['case']}" + (f" --mutant {summary.config.mutant}" if summary.config.mutant else "")
+            f"replay: {entry['replay']}"
         )
     root = ET.Element("testsuites")
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def markdown_summary(summary: Summary, out: Path) -> str:
+    """A Markdown report for ``$GITHUB_STEP_SUMMARY``: totals, then one row per
+    distinct failure with its case and replay command."""
+    doc = summary.to_doc()
+    verdict = "found failures" if summary.found else "no failure"
+    if summary.interrupted:
+        verdict += f" (interrupted by {summary.interrupted})"
+    lines = [
+        f"### refc fuzz: {verdict}",
+        "",
+        f"seed {doc['seed']}, {doc['cases']} cases, {doc['schedules']} schedules in {doc['seconds']:.1f} s; "
+        f"{doc['failures']} failing, {doc['distinct_failures']} distinct",
+        "",
+    ]
+    if doc["signatures"]:
+        lines += ["| failure | nodes | replay |", "| --- | --- | --- |"]
+        for entry in doc["signatures"]:
+            command = replay_command(summary.config, str(out / entry["case"]))
+            lines.append(f"| {_cell(entry['text'])}: {_cell(entry['explanation'][:200])} | {entry['nodes']} | `{command}` |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def github_annotations(summary: Summary, out: Path) -> list[str]:
+    """One ``::error`` workflow command per distinct failure (GitHub Actions)."""
+    lines = []
+    for entry in summary.to_doc()["signatures"]:
+        path = out / entry["case"]
+        message = f"{entry['explanation'][:300]} -- replay: {replay_command(summary.config, str(path))}"
+        lines.append(f"::error file={_escape(str(path), True)},title={_escape(entry['text'], True)}::{_escape(message, False)}")
+    return lines
+
+
+def _escape(text: str, prop: bool) -> str:
+    """GitHub's workflow-command escaping (``%``, CR, LF; and ``:`` ``,`` in properties)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text

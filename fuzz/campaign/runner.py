@@ -2,23 +2,30 @@
 
 One loop for every kind of execution: chunks run in this process (one
 worker: ``InlineExecutor``, which runs a chunk when it is submitted), in a
-``concurrent.futures.ProcessPoolExecutor``, or in any executor with the same
-``submit`` protocol passed in, e.g. a Dask ``Client.get_executor()``.
+``WorkerPool`` (losing a worker loses only its chunk), or in any executor with
+the same ``submit`` protocol passed in, e.g. a Dask ``Client.get_executor()``.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable
 
 from fuzz.campaign.cases import chunk_seed
 from fuzz.campaign.chunk import Chunk, ChunkResult, run_chunk
 from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress
 from fuzz.campaign.summary import Summary
 
-__all__ = ["InlineExecutor", "run_campaign"]
+__all__ = ["InlineExecutor", "run_campaign", "HARD_GRACE"]
+
+# Seconds past budget + shrink_grace after which running chunks are abandoned:
+# the time to reduce and store a failure found just before the deadline.
+HARD_GRACE = 5.0
 
 
 class InlineExecutor(Executor):
@@ -52,26 +59,50 @@ def _next_chunk(config: CampaignConfig, summary: Summary, index: int) -> Chunk |
     return Chunk(index, chunk_seed(config.seed, index), cases, config, frozenset(summary.found), deadline)
 
 
-def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Progress) -> None:
+def _wait(pool: Executor, pending: set[Future[ChunkResult]], timeout: float) -> set[Future[ChunkResult]]:
+    if isinstance(pool, WorkerPool):
+        pool.poll(timeout)
+        return {f for f in pending if f.done()}
+    return wait(pending, timeout=timeout, return_when=FIRST_COMPLETED).done
+
+
+def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> None:
+    try:
+        summary.absorb(fut.result())
+    except LostChunk as e:
+        summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
+
+
+def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Progress, on_change: Callable[[Summary], None]) -> None:
     """Keep ``config.workers`` chunks in flight until the budget is spent; a
-    chunk is made when a worker is free, from what is known by then."""
+    chunk is made when a worker is free, from what is known by then. Past the
+    hard deadline (budget + ``shrink_grace`` + ``HARD_GRACE``) the chunks still
+    running are abandoned (their workers are terminated by the caller)."""
     index = 0
-    pending: set[Future[ChunkResult]] = set()
+    pending: dict[Future[ChunkResult], Chunk] = {}
+    hard = None if config.budget is None else summary.start + config.budget + config.shrink_grace + HARD_GRACE
     while True:
         while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
             summary.planned += chunk.cases
             index += 1
-            pending.add(pool.submit(run_chunk, chunk))
+            summary.phase = "generating"
+            pending[pool.submit(run_chunk, chunk)] = chunk
         if not pending:
             return
-        done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-        for fut in done:
-            summary.absorb(fut.result())
+        for fut in _wait(pool, set(pending), 0.5):
+            _absorb(summary, pending.pop(fut), fut)
+            on_change(summary)
+        if hard is not None and time.time() >= hard and pending:
+            for chunk in pending.values():
+                summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
+            return
         summary.seconds = time.time() - summary.start
         progress.update(summary)
 
 
 def _stopped_by(config: CampaignConfig, summary: Summary) -> str:
+    if summary.interrupted:
+        return "interrupted"
     if config.stop_on_failure and summary.killed:
         return "failure"
     if config.max_cases is not None and summary.planned >= config.max_cases:
@@ -79,23 +110,62 @@ def _stopped_by(config: CampaignConfig, summary: Summary) -> str:
     return "budget"
 
 
-def run_campaign(config: CampaignConfig, *, executor: Executor | None = None, progress: Progress | None = None) -> Summary:
-    """Run a campaign and return its summary (nothing is written; see
-    ``write_outputs``). With one worker and no ``executor``, chunks run in
-    this process, in order; otherwise ``config.workers`` chunks are in flight
-    at once in ``executor`` (default: a process pool of that many workers)."""
+class _Signals:
+    """While a campaign runs in the main thread: SIGTERM, like SIGINT, raises
+    ``KeyboardInterrupt``; ``received`` says which came."""
+
+    def __init__(self) -> None:
+        self.received: str | None = None
+        self.saved: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.received = signal.Signals(signum).name
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> "_Signals":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+
+
+def run_campaign(
+    config: CampaignConfig,
+    *,
+    executor: Executor | None = None,
+    progress: Progress | None = None,
+    on_change: Callable[[Summary], None] | None = None,
+) -> Summary:
+    """Run a campaign and return its summary. ``on_change(summary)`` is called
+    after every chunk (the CLI writes the outputs there, so that a finding is
+    on disk as soon as its chunk ends) and once at the end. With one worker and
+    no ``executor``, chunks run in this process, in order; otherwise
+    ``config.workers`` chunks are in flight at once in ``executor`` (default: a
+    ``WorkerPool`` of that many processes). SIGINT or SIGTERM ends the
+    campaign: the workers are terminated, and the summary says
+    ``interrupted`` with the signal's name."""
     progress = progress or NoProgress()
+    on_change = on_change or (lambda summary: None)
     summary = Summary(config)
     own = executor is None
     if executor is None:
-        executor = InlineExecutor() if config.workers == 1 else ProcessPoolExecutor(max_workers=config.workers)
-    try:
-        _loop(config, summary, executor, progress)
-    finally:
-        if own:
-            executor.shutdown(wait=True, cancel_futures=True)
-        summary.seconds = time.time() - summary.start
-        summary.stopped_by = _stopped_by(config, summary)
-        progress.update(summary, done=True)
-        progress.close()
+        executor = InlineExecutor() if config.workers == 1 else WorkerPool(config.workers)
+    with _Signals() as signals:
+        try:
+            _loop(config, summary, executor, progress, on_change)
+        except KeyboardInterrupt:
+            summary.interrupted = signals.received or "SIGINT"
+        finally:
+            if own:
+                executor.shutdown(wait=True, cancel_futures=True)
+            summary.seconds = time.time() - summary.start
+            summary.stopped_by = _stopped_by(config, summary)
+            summary.phase = "done"
+            on_change(summary)
+            progress.update(summary, done=True)
+            progress.close()
     return summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,9 +12,27 @@ from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Failure
 from fuzz.oracle import Signature
 
-__all__ = ["SUMMARY_FORMAT", "Summary"]
+__all__ = ["SUMMARY_FORMAT", "Summary", "plugin_modules", "replay_command"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/1"
+
+
+def plugin_modules(config: CampaignConfig) -> list[str]:
+    """The modules of the user's code a campaign ran (``module:attribute``
+    specs of its schedulers and pipeline), in order."""
+    specs = [*config.schedulers, *(item.strip() for item in config.pipeline.split(","))]
+    return list(dict.fromkeys(spec.partition(":")[0] for spec in specs if ":" in spec))
+
+
+def replay_command(config: CampaignConfig, case_path: str) -> str:
+    """The command that replays a stored case as the campaign saw it: with its
+    mutant, and allowing each plug-in module the case names."""
+    words = ["refc", "replay", case_path]
+    if config.mutant:
+        words += ["--mutant", config.mutant]
+    for module in plugin_modules(config):
+        words += ["--allow-plugin", module]
+    return shlex.join(words)
 
 
 @dataclass
@@ -32,6 +51,9 @@ class Summary:
     found: dict[Signature, Failure] = field(default_factory=dict)
     start: float = field(default_factory=time.time)
     case_files: dict[Signature, str] = field(default_factory=dict)
+    interrupted: str | None = None  # the signal's name (SIGINT, SIGTERM) that ended the campaign
+    lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
+    phase: str = "starting"
 
     @property
     def failed(self) -> bool:
@@ -61,14 +83,17 @@ class Summary:
 
     def _signature_doc(self, sig: Signature) -> dict[str, Any]:
         f = self.found[sig]
+        case = self.case_files.get(sig)
         return {
             "signature": sig.to_doc(),
             "text": str(sig),
             "explanation": f.explanation,
-            "case": self.case_files.get(sig),
+            "case": case,
             "nodes": f.nodes,
             "nodes_before_reduction": f.original_nodes,
             "reproduces": f.reproduces,
+            "reproduces_reason": f.not_reproduced,
+            "replay": None if case is None else replay_command(self.config, case),
             "passes_without_mutant": f.passes_without_mutant,
             "seconds_to_find": round(f.found_at - self.start, 3),
         }
@@ -92,6 +117,9 @@ class Summary:
             "distinct_failures": len(self.found),
             "signatures": [self._signature_doc(sig) for sig in sorted(self.found)],
             "stopped_by": self.stopped_by,
+            "interrupted": self.interrupted,
+            "complete": self.phase == "done",
+            "lost_chunks": list(self.lost_chunks),
             "seconds": round(self.seconds, 3),
             "cases_per_second": round(cps, 2),
             "schedules_per_second": round(sps, 2),

@@ -63,7 +63,8 @@ def check_case(
     focus: Finding | None = None,
     symbolic: bool | None = None,
 ) -> CaseReport:
-    """Check a case under its schedule, or (without one) under the standard set
+    """Check a case under its schedule, or its recorded scheduler called with
+    its recorded seed, or (without either) under the standard set
     (``case_schedules``: each of ``schedulers``, random, adversarial, and every
     legal order of a small graph). Returns the first finding, or with
     ``target`` the first finding with that signature.
@@ -77,6 +78,8 @@ def check_case(
     graph = case.graph
     if case.schedule is not None:
         choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
+    elif case.scheduler is not None:  # recorded: that scheduler, called with that seed
+        choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, case.scheduler, case.scheduler_seed)]
     else:
         def choices() -> Sequence[ScheduleChoice]:
             found = case_schedules(scheduled_graph(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
@@ -97,6 +100,7 @@ def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequen
     want = focus.schedule
     if want.source is ScheduleSource.SCHEDULER:
         same = [c for c in choices if c.source is want.source and c.scheduler == want.scheduler]
+        same.sort(key=lambda c: c.seed != want.seed)  # the seed that found it first
     else:
         same = [c for c in choices if c.source is want.source]
     return same or choices

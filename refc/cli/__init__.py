@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import traceback
 from typing import Sequence
@@ -31,8 +30,18 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"refc: error: {message}\n")
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("refc")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
+    parser.add_argument("--version", action="version", version=f"refc {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"refc.cli.{_MODULES.get(name, name)}").register(sub)
@@ -43,7 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from refcompiler.mutants import activate
 
     args = build_parser().parse_args(argv)
-    _import_from_cwd()
     try:
         with activate(getattr(args, "mutant", None)):
             return int(args.func(args))
@@ -59,16 +67,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
         return 4
-
-
-def _import_from_cwd() -> None:
-    """Let ``--scheduler``/``--pipeline module:attribute`` name a module in the
-    current directory. ``python3 -m refcompiler`` puts it on ``sys.path``; the
-    ``refc`` script does not, so the two entry points would differ. Appended,
-    so a local file never shadows an installed module."""
-    cwd = os.getcwd()
-    if "" not in sys.path and cwd not in sys.path:
-        sys.path.append(cwd)
 
 
 if __name__ == "__main__":

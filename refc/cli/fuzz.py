@@ -9,25 +9,46 @@ something did, 2 for bad usage.
 
 ``--max-cases`` bounds the campaign by count (then, without ``--budget``,
 nothing depends on time: one worker and one seed give one summary, timings
-aside); ``--budget`` by seconds (default 60 without ``--max-cases``).
+aside); ``--budget`` by seconds (default 60 without ``--max-cases``). A
+campaign ends within budget + ``--shrink-grace`` + 5 s (``HARD_GRACE``).
+
+Nothing found is lost: the outputs are rewritten after every chunk, each file
+atomically, so each finding is on disk as soon as its chunk ends. SIGINT or
+SIGTERM terminates the workers and writes a complete summary marked
+``interrupted``; the exit code is then 1 if anything was found, else 130
+(SIGINT) or 143 (SIGTERM). ``--out`` is checked before any work, and an
+earlier campaign's outputs in it are moved into ``DIR/earlier-<UTC time>/``
+(``--clean``: removed), so that one directory never mixes two runs.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
+import os
+import secrets
+import shlex
+import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from refcompiler.errors import UsageError
 from refc.cli.common import positive_seconds, whole_number
+
+if TYPE_CHECKING:
+    from fuzz.campaign import CampaignConfig, Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="run a fuzzing campaign; write a summary, JUnit XML and shrunk cases")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
                    help="stop after this many seconds (default 60, or none with --max-cases)")
-    p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="stop after N generated cases")
-    p.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
+    p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="hand out at most N generated cases; summary.json counts those checked, which can be fewer (repeated draws are skipped, and a chunk of 50 that finds a new failure ends once it is shrunk)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="N|random",
+                   help="campaign seed (default 0, so that a run repeats); `random` picks a fresh one and prints it")
     p.add_argument("--workers", type=whole_number(1), default=None, metavar="N",
                    help="worker processes (default: all cores); 1 runs in this process")
     # dest differs from --mutant of other commands: the oracle installs the
@@ -44,10 +65,97 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
+    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
+    p.add_argument("--shrink-grace", type=positive_seconds, default=5.0, metavar="SECONDS",
+                   help="with --budget, how long past it a new failure may still be shrunk (default 5)")
     p.set_defaults(func=run)
 
 
+_SEED_LIMIT = 2**32
+
+
+def _seed(text: str) -> int:
+    """An argparse type: a whole number, or ``random`` for a fresh one."""
+    if text == "random":
+        return secrets.randbelow(_SEED_LIMIT)
+    return whole_number(0)(text)
+
+
+# What a campaign writes into --out (an earlier run's outputs, if present).
+_OUTPUTS = ("summary.json", "junit.xml", "cases")
+
+
+def prepare_out(out: Path, clean: bool) -> None:
+    """Check ``out`` before any work: a directory that can be written. An
+    earlier campaign's outputs there are moved into ``out/earlier-<UTC time>/``
+    (``clean``: removed), so that the new run's files are never mixed with
+    them. ``UsageError`` (exit 2, one line) otherwise."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot write there ({e.strerror or e})") from None
+    earlier = [name for name in _OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
+    if not earlier:
+        return
+    if clean:
+        for name in earlier:
+            path = out / name
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        return
+    stamp = time.strftime("earlier-%Y%m%dT%H%M%SZ", time.gmtime())
+    archive = out / stamp
+    n = 1
+    while archive.exists():
+        n += 1
+        archive = out / f"{stamp}-{n}"
+    try:
+        archive.mkdir()
+        for name in earlier:
+            (out / name).rename(archive / name)
+    except OSError as e:
+        raise UsageError(f"--out {out}: cannot move the earlier campaign's outputs aside ({e.strerror or e})") from None
+    print(f"refc fuzz: moved the earlier campaign's outputs in {out} to {archive}", file=sys.stderr)
+
+
+def _intro(config: "CampaignConfig") -> str:
+    """The first line, printed before any work: what runs, and how long."""
+    target = [f"mutant {config.mutant}"] if config.mutant else []
+    target.append("scheduler " + ", ".join(config.schedulers))
+    target.append(f"pipeline {config.pipeline}")
+    bounds = []
+    if config.budget is not None:
+        bounds.append(f"budget {config.budget:g}s (+{config.shrink_grace:g}s to shrink)")
+    if config.max_cases is not None:
+        bounds.append(f"at most {config.max_cases} {'case' if config.max_cases == 1 else 'cases'}")
+    workers = f"{config.workers} {'worker' if config.workers == 1 else 'workers'}"
+    return f"seed {config.seed}, {workers}; {'; '.join(target)}; {', '.join(bounds)}; out {config.out}"
+
+
+def _github(summary: "Summary", out: Path) -> None:
+    """Under GitHub Actions: ``::error`` annotations on stdout, and a Markdown
+    report appended to ``$GITHUB_STEP_SUMMARY`` when that names a file."""
+    from fuzz.campaign.reports import github_annotations, markdown_summary
+
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    for line in github_annotations(summary, out):
+        print(line)
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        try:
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(markdown_summary(summary, out))
+        except OSError as e:
+            print(f"refc fuzz: cannot append to $GITHUB_STEP_SUMMARY {target} ({e.strerror})", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
+    from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
     from refcompiler.mutants import get as get_mutant
     from refcompiler.passes import resolve_pipeline
@@ -60,8 +168,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    prepare_out(out, args.clean)
     budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
     config = CampaignConfig(
         budget=budget,
@@ -74,10 +181,12 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         max_nodes=args.max_nodes,
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
+        shrink_grace=args.shrink_grace,
+        command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
     )
+    print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
-    summary = run_campaign(config, progress=progress)
-    write_outputs(summary, out)
+    summary = run_campaign(config, progress=progress, on_change=lambda s: write_outputs(s, out))
     doc = summary.to_doc()
     print(
         f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "
@@ -86,6 +195,13 @@ def run(args: argparse.Namespace) -> int:
     )
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
-        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: refc replay {out / entry['case']}"
-              + (f" --mutant {config.mutant}" if config.mutant else ""))
-    return 1 if summary.failed else 0
+        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
+    _github(summary, out)
+    for lost in doc["lost_chunks"]:
+        print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")
+    if summary.failed:
+        return 1
+    if summary.interrupted:
+        print(f"refc fuzz: interrupted by {summary.interrupted}", file=sys.stderr)
+        return 143 if summary.interrupted == "SIGTERM" else 130
+    return 0

@@ -41,7 +41,7 @@ def test_a_clean_count_bounded_campaign(tmp_path, capsys):
     assert main(["fuzz", "--max-cases", "15", "--seed", "1", "--workers", "1", "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("refc fuzz: ")
-    assert "refc fuzz: cases" in captured.err  # plain progress lines when not a terminal
+    assert "s elapsed: cases " in captured.err  # plain progress lines when not a terminal
     doc = _summary(out)
     assert doc["cases"] > 0 and doc["failures"] == 0 and doc["stopped_by"] == "cases"
     assert ET.parse(out / "junit.xml").getroot().tag == "testsuites"

@@ -125,3 +125,13 @@ def test_schedules_validates_its_arguments():
         schedules(graph, sources=[])
     with pytest.raises(InvalidArgument):
         schedules(graph, sources=["random"])
+
+
+def test_a_users_scheduler_is_called_with_many_distinct_seeds():
+    from fuzz.schedules import PLUGIN_SEEDS, scheduler_choices
+
+    plugin = scheduler_choices("mine:schedule", 7)
+    assert len({c.seed for c in plugin}) == PLUGIN_SEEDS >= 16 and plugin[0].seed == 7
+    assert plugin == scheduler_choices("mine:schedule", 7) and plugin != scheduler_choices("mine:schedule", 8)
+    (builtin,) = scheduler_choices("topo", 7)
+    assert builtin.seed is None and "seed" not in builtin.describe()

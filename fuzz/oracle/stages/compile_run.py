@@ -36,8 +36,9 @@ def _compile(ctx: RunContext) -> Finding | None:
         with activate(g.mutant):
             scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
             prepared = g.compiler_prepared()  # verified, scheduled graph, deps: once per graph
+            seed = g.seed if ctx.choice.seed is None else ctx.choice.seed
             ctx.compiled = compile_graph(
-                g.graph, scheduler=scheduler, seed=g.seed, pipeline=ctx.pipeline, schedule=ctx.given, prepared=prepared
+                g.graph, scheduler=scheduler, seed=seed, pipeline=ctx.pipeline, schedule=ctx.given, prepared=prepared
             )
     except InvariantViolation as e:
         if illegal is not None and e.invariant == "SCH-1":

@@ -26,7 +26,15 @@ def first_difference(got: np.ndarray, want: np.ndarray) -> str:
     w = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(want.size, -1)
     flat = int(np.flatnonzero((g != w).any(axis=1))[0])
     index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
-    return f"at {list(index)} got {got.reshape(-1)[flat]!r}, want {want.reshape(-1)[flat]!r}"
+    a, b = _value(got.reshape(-1)[flat]), _value(want.reshape(-1)[flat])
+    if a == b:  # same printed value, different bits (NaN payloads): show the bits
+        a, b = f"{a} (bits {g[flat][::-1].tobytes().hex()})", f"{b} (bits {w[flat][::-1].tobytes().hex()})"
+    return f"at {list(index)} got {a}, want {b}"
+
+
+def _value(x: np.generic) -> str:
+    """A scalar as a person writes it (``0.5``, not ``np.float32(0.5)``)."""
+    return str(x.item()) if x.dtype.kind in "biu" else str(x)
 
 
 def check(ctx: RunContext) -> Finding | None:

@@ -136,3 +136,14 @@ def test_scoring_a_mutant_reports_the_time_to_kill_and_the_case():
     kill = score_mutant("dce-drop-stateful", budget=30, seed=1)
     assert kill.killed and kill.seconds is not None and 0 <= kill.seconds < 30
     assert kill.failure is not None and kill.failure.nodes <= 3 and kill.failure.passes_without_mutant
+
+
+def test_the_budget_is_a_bound_with_workers():
+    from fuzz.campaign.runner import HARD_GRACE
+
+    start = time.time()
+    config = CampaignConfig(budget=3, seed=0, workers=2, mutant="dse-drop-state-write", shrink_grace=1.0)
+    summary = run_campaign(config)
+    took = time.time() - start
+    assert summary.stopped_by == "budget" and summary.cases > 0
+    assert took < config.budget + config.shrink_grace + HARD_GRACE + 2  # + the workers' start

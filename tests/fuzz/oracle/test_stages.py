@@ -229,3 +229,16 @@ def test_signature_text_and_slug():
     assert str(sig) == "SEM-1 at differential [add, save]"
     assert sig.slug == "SEM-1.differential.add-save"
     assert Signature("OWN-1", "verify", ()).slug == "OWN-1.verify.none"
+
+
+def test_a_difference_prints_values_without_numpy_reprs():
+    import numpy as np
+
+    from fuzz.oracle.stages.differential import first_difference
+
+    text = first_difference(np.array([1.0, 0.0], np.float32), np.array([1.0, 0.34558418], np.float32))
+    assert text == "at [1] got 0.0, want 0.34558418"
+    nan_a, nan_b = np.array([np.nan], np.float32), np.array([np.nan], np.float32)
+    nan_b.view(np.uint32)[0] += 1
+    assert "np." not in first_difference(nan_a, nan_b) and "bits" in first_difference(nan_a, nan_b)
+    assert first_difference(np.array([3], np.int32), np.array([4], np.int32)) == "at [0] got 3, want 4"

@@ -1,0 +1,132 @@
+"""A pool of worker processes in which losing one worker costs only its chunk.
+
+``concurrent.futures.ProcessPoolExecutor`` breaks as a whole when one worker
+dies (every pending future fails, the pool is unusable). Here each worker is a
+forked process with its own pipe; a worker that dies (SIGKILL, a crash in C
+code) fails only the future of the chunk it was running, with ``LostChunk``,
+and the next submit starts a fresh worker. ``shutdown`` terminates every
+worker, so that none is left running after a campaign, however it ended.
+
+The pool has no threads: ``poll(timeout)`` (called by the campaign loop)
+completes the futures whose worker answered or died.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable
+
+__all__ = ["LostChunk", "WorkerPool"]
+
+
+class LostChunk(Exception):
+    """The worker running a chunk died before it answered."""
+
+    def __init__(self, exitcode: int | None):
+        super().__init__(f"the worker died (exit code {exitcode})")
+        self.exitcode = exitcode
+
+
+def _worker_main(conn: Connection) -> None:
+    # Ctrl-C reaches the whole process group; the campaign (the parent) decides
+    # what it means and terminates the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        fn, args = job
+        try:
+            conn.send((True, fn(*args)))
+        except BaseException as e:  # sent to the parent, which raises it from result()
+            conn.send((False, e))
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Connection
+    future: Future[Any] | None = field(default=None)
+
+
+class WorkerPool(Executor):
+    """At most ``workers`` forked worker processes, one call in each at a time."""
+
+    def __init__(self, workers: int):
+        self.max_workers = workers
+        self.workers: list[_Worker] = []
+        self.ctx = mp.get_context("fork")
+
+    def _idle(self) -> _Worker:
+        for w in self.workers:
+            if w.future is None:
+                return w
+        if len(self.workers) >= self.max_workers:
+            raise RuntimeError("every worker is busy")
+        parent, child = self.ctx.Pipe()
+        process = self.ctx.Process(target=_worker_main, args=(child,), daemon=True)
+        process.start()
+        child.close()
+        worker = _Worker(process, parent)
+        self.workers.append(worker)
+        return worker
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        assert not kwargs
+        worker = self._idle()
+        future: Future[Any] = Future()
+        worker.conn.send((fn, args))
+        worker.future = future
+        return future
+
+    def poll(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for a busy worker to answer or die,
+        and complete the futures of those that did."""
+        busy = [w for w in self.workers if w.future is not None]
+        if not busy:
+            return
+        ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
+        for w in busy:
+            if w.conn in ready or w.process.sentinel in ready:
+                self._collect(w)
+
+    def _collect(self, w: _Worker) -> None:
+        future, w.future = w.future, None
+        assert future is not None
+        try:
+            if not w.conn.poll():
+                raise EOFError
+            ok, value = w.conn.recv()
+        except (EOFError, OSError):
+            w.process.join(1.0)
+            future.set_exception(LostChunk(w.process.exitcode))
+            self._drop(w)
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def _drop(self, w: _Worker) -> None:
+        if w.process.is_alive():
+            w.process.kill()
+        w.process.join()
+        w.conn.close()
+        self.workers.remove(w)
+
+    def worker_pids(self) -> list[int]:
+        return [w.process.pid for w in self.workers]
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Terminate every worker (a running chunk is lost) and reap it."""
+        for w in list(self.workers):
+            if w.future is not None and not w.future.done():
+                w.future.set_exception(LostChunk(None))
+                w.future = None
+            self._drop(w)

@@ -1,0 +1,139 @@
+"""``refc fuzz`` as a CI job sees it: --out checked first, nothing found lost
+on SIGINT/SIGTERM, a killed worker costs only its chunk (subprocesses of the
+console script)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from refc.cli import main
+
+MUTANT = "dse-drop-state-write"
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _start(out: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(["refc", "fuzz", "--mutant", MUTANT, "--workers", "2", "--out", str(out), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_children(proc: subprocess.Popen, n: int) -> list[int]:
+    deadline = time.time() + 30
+    while len(kids := _children(proc.pid)) < n:
+        assert time.time() < deadline and proc.poll() is None
+        time.sleep(0.2)
+    return kids
+
+
+@pytest.mark.parametrize("sig, quiet_code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_the_workers_and_writes_a_complete_summary(tmp_path, sig, quiet_code):
+    out = tmp_path / "out"
+    proc = _start(out, "--budget", "60")
+    kids = _wait_for_children(proc, 2)
+    time.sleep(4)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["interrupted"] == sig.name and doc["complete"] and doc["stopped_by"] == "interrupted"
+    assert proc.returncode == (1 if doc["distinct_failures"] else quiet_code), err
+    for entry in doc["signatures"]:
+        assert (out / entry["case"]).is_file()
+    for pid in kids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert "Traceback" not in err
+
+
+def test_a_killed_worker_costs_only_its_chunk(tmp_path):
+    out = tmp_path / "out"
+    proc = _start(out, "--budget", "8")
+    victim = _wait_for_children(proc, 2)[0]
+    os.kill(victim, signal.SIGKILL)
+    printed, err = proc.communicate(timeout=60)
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["complete"] and doc["interrupted"] is None and doc["stopped_by"] == "budget"
+    reasons = [lost["reason"] for lost in doc["lost_chunks"]]
+    assert reasons.count("the worker died (exit code -9)") == 1
+    assert "lost chunk" in printed and "Traceback" not in err
+    assert proc.returncode in (0, 1) and doc["cases"] > 0
+
+
+def test_out_is_checked_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["fuzz", "--max-cases", "1", "--out", str(blocker)]) == 2
+    assert main(["fuzz", "--max-cases", "1", "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("refc fuzz: --out ") for line in err)
+
+
+def test_an_earlier_campaign_is_never_mixed_in(tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["fuzz", "--max-cases", "2", "--workers", "1", "--out", str(out)]
+    assert main(args) == 0
+    (out / "cases").mkdir()
+    (out / "cases" / "old.json").write_text("{}")
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "moved the earlier campaign's outputs" in capsys.readouterr().err
+    (archive,) = out.glob("earlier-*")
+    assert (archive / "cases" / "old.json").is_file() and (archive / "summary.json").is_file()
+    assert not (out / "cases").exists() and (out / "summary.json").is_file()
+    (out / "cases").mkdir()
+    assert main([*args, "--clean"]) == 0
+    assert not (out / "cases").exists() and len(list(out.glob("earlier-*"))) == 1
+
+
+def test_the_summary_is_written_after_every_chunk():
+    from fuzz.campaign import CampaignConfig, run_campaign
+
+    seen: list[tuple[int, bool]] = []
+    config = CampaignConfig(budget=None, max_cases=6, chunk_cases=2, seed=0, out=None)
+    run_campaign(config, on_change=lambda s: seen.append((s.chunks, s.phase == "done")))
+    assert seen == [(1, False), (2, False), (3, False), (3, True)]
+
+
+def test_github_actions_outputs_and_a_stable_junit(tmp_path, capsys, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    step = tmp_path / "step.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    out = tmp_path / "out"
+    code = main(["fuzz", "--mutant", "lower-state-no-writeback", "--max-cases", "20", "--seed", "1", "--workers", "1", "--out", str(out)])
+    assert code == 1
+    printed = capsys.readouterr().out
+    errors = [line for line in printed.splitlines() if line.startswith("::error file=")]
+    assert errors and all("replay%3A" not in e and "refc replay" in e for e in errors)
+    report = step.read_text()
+    assert report.startswith("### refc fuzz: found failures") and "`refc replay " in report
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert all(p.get("value") != "None" for p in suite.iter("property"))
+    assert all(float(tc.get("time")) > 0 for tc in suite.iter("testcase"))
+
+    clean = tmp_path / "clean"
+    assert main(["fuzz", "--max-cases", "3", "--workers", "1", "--out", str(clean)]) == 0
+    names = [tc.get("name") for tc in ET.parse(clean / "junit.xml").getroot().iter("testcase")]
+    assert names == ["no failure"]
+    assert step.read_text().count("### refc fuzz") == 2
+
+
+def test_version_and_a_random_seed(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("refc ")
+    assert main(["fuzz", "--max-cases", "1", "--seed", "random", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    first = capsys.readouterr().err.splitlines()[0]
+    seed = json.loads((tmp_path / "o" / "summary.json").read_text())["seed"]
+    assert first.startswith(f"refc fuzz: seed {seed}, 1 worker; ") and "at most 1 case;" in first

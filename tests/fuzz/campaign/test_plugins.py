@@ -1,0 +1,56 @@
+"""Campaigns against a user's code (tests/data/plugins/): a randomised
+scheduler wrong on one pick in fifty and a buffer-sharing pass that forgets
+the instruction's other operands are found, their cases record the plug-in
+and replay exactly, and the fixed twins pass those cases. A plug-in that
+calls sys.exit is a finding naming it, not the end of the campaign."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from fuzz.campaign import CampaignConfig, run_campaign
+from fuzz.case import case_from_doc
+from fuzz.corpus import replay
+
+PLUGINS = Path(__file__).resolve().parents[2] / "data" / "plugins"
+QUICK = {"budget": None, "out": None, "stop_on_failure": True, "shrink_calls": 20, "reduce_attempts": 30}
+
+
+@pytest.fixture(autouse=True)
+def plugins_on_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGINS))
+
+
+def _only_case(summary):
+    (failure,) = summary.found.values()
+    assert failure.reproduces and failure.not_reproduced is None
+    return failure, case_from_doc(failure.case_doc)
+
+
+def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
+    config = CampaignConfig(max_cases=15, chunk_cases=15, seed=3, max_nodes=6, schedulers=("flaky_scheduler:schedule",), **QUICK)
+    failure, case = _only_case(run_campaign(config))
+    assert failure.signature.invariant == "SCH-1"
+    assert case.scheduler == "flaky_scheduler:schedule" and case.scheduler_seed is not None and case.schedule is None
+    assert dict(case.versions).keys() == {"refc", "numpy", "hypothesis", "z3-solver"}
+    assert replay(case) is not None
+    assert replay(replace(case, scheduler="flaky_scheduler:fixed")) is None
+
+
+def test_a_sharing_pass_that_forgets_other_operands_is_caught_and_replays():
+    config = CampaignConfig(max_cases=25, chunk_cases=25, seed=0, pipeline="forgetful_sharing:forgetful", **QUICK)
+    failure, case = _only_case(run_campaign(config))
+    assert failure.signature.invariant == "IR-6" and case.pipeline == "forgetful_sharing:forgetful"
+    assert replay(case) is not None
+    assert replay(replace(case, pipeline="forgetful_sharing:fixed")) is None
+
+
+def test_a_plugin_calling_sys_exit_is_a_finding_naming_it():
+    config = CampaignConfig(max_cases=3, chunk_cases=3, seed=0, schedulers=("exiting_scheduler:schedule",), **QUICK)
+    summary = run_campaign(config)
+    assert summary.failed and summary.stopped_by == "failure"
+    (failure,) = summary.found.values()
+    assert "exiting_scheduler" in failure.explanation and "sys.exit(3)" in failure.explanation

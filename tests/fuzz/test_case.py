@@ -1,0 +1,44 @@
+"""The case type: the fields a campaign records round-trip, old cases still
+load, and a malformed recorded field is a MalformedInput naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+from refcompiler.errors import MalformedInput
+
+from fuzz.case import Case, case_from_doc, case_to_doc
+
+
+def _graph():
+    from fuzz.corpus import load_case
+    from pathlib import Path
+
+    first = sorted((Path(__file__).resolve().parents[2] / "corpus").glob("*.json"))[0]
+    return load_case(first).graph
+
+
+def test_recorded_fields_round_trip():
+    case = Case(_graph(), scheduler="my_sched:schedule", scheduler_seed=12345, scheduler_order=("a", "b"),
+                versions=(("numpy", "2.0"), ("refc", "0.1.0")), command="refc fuzz --seed 1")
+    again = case_from_doc(case_to_doc(case))
+    assert (again.scheduler, again.scheduler_seed, again.scheduler_order, again.versions, again.command) == (
+        "my_sched:schedule", 12345, ("a", "b"), (("numpy", "2.0"), ("refc", "0.1.0")), "refc fuzz --seed 1")
+
+
+def test_a_case_without_recorded_fields_loads_as_before():
+    doc = case_to_doc(Case(_graph()))
+    for key in ("scheduler", "scheduler_seed", "scheduler_order", "versions", "command"):
+        assert key not in doc
+    case = case_from_doc(doc)
+    assert case.scheduler is None and case.scheduler_seed is None and case.versions == () and case.command is None
+
+
+@pytest.mark.parametrize("field, value", [("scheduler_seed", -1), ("scheduler_seed", "7"), ("scheduler", 3),
+                                          ("scheduler_order", "a,b"), ("versions", {"numpy": 2}), ("command", "")])
+def test_a_malformed_recorded_field_is_named(field, value):
+    doc = case_to_doc(Case(_graph()))
+    doc[field] = value
+    with pytest.raises(MalformedInput) as e:
+        case_from_doc(doc, path="c.json")
+    assert field in str(e.value) and "c.json" in str(e.value)
