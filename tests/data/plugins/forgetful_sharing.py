@@ -10,19 +10,19 @@ as ``forgetful_sharing:forgetful`` with this directory on ``PYTHONPATH``.
 
 from __future__ import annotations
 
-from refcompiler import ir_analysis
 from refcompiler.ir import Opcode, OperandKind
 from refcompiler.passes import share_buffers as refc_sharing
 
 fixed = refc_sharing.share_buffers
 
 
-def _share_result(program, index, k):
-    instr = program.instrs[index]
+def _share_result(state, index, k):
+    """refc's ``_share_result`` without its look at the other operands on the buffer."""
+    instr = state.instr(index)
     result = instr.operands[k].name
-    if not refc_sharing._fresh_result(program, index, result):
-        return None
-    types = ir_analysis.name_types(program)
+    if not refc_sharing._fresh_result(state, index, instr, result):
+        return
+    types = state.facts.types
     inputs = instr.operands_of(OperandKind.IN)
     for position in refc_sharing.allowed_inputs(instr, k):
         if position >= len(inputs):
@@ -30,23 +30,22 @@ def _share_result(program, index, k):
         candidate = inputs[position].name
         if types.get(candidate) != types.get(result) or candidate == result:
             continue
-        if not refc_sharing.may_reuse(program, ir_analysis.origin(program, candidate)):
+        root = state.origin(candidate)
+        if not refc_sharing.may_reuse(state.program, root):
             continue
         # the bug: no look at the instruction's other operands on this buffer
-        if any(refc_sharing.read_later(program, index, n) for n in refc_sharing.aliases(program, candidate)):
+        if any(refc_sharing.read_later(state, index, n) for n in refc_sharing.aliases(state, candidate)):
             continue
-        if refc_sharing._written_later(program, index, candidate):
+        if state.last_write.get(root, -1) > index:
             continue
-        return refc_sharing._rename_result(program, index, result, candidate)
-    return None
+        state.share(result, candidate)
+        return
 
 
 def forgetful(program):
-    count = sum(1 for i in program.instrs if i.opcode is Opcode.KERNEL)
-    for ordinal in range(count):
-        index = [i for i, instr in enumerate(program.instrs) if instr.opcode is Opcode.KERNEL][ordinal]
-        for k in range(len(program.instrs[index].operands_of(OperandKind.OUT))):
-            shared = _share_result(program, index, k)
-            if shared is not None:
-                program, index = shared
-    return program
+    state = refc_sharing.Sharing(program)
+    for index, instr in enumerate(program.instrs):
+        if instr.opcode is Opcode.KERNEL:
+            for k in range(len(instr.operands_of(OperandKind.OUT))):
+                _share_result(state, index, k)
+    return state.result()
