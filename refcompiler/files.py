@@ -12,16 +12,23 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
+from refcompiler import limits
 from refcompiler.errors import MalformedInput
 
 __all__ = ["read_json", "write_atomic", "write_json_atomic"]
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; any failure is a ``MalformedInput`` naming the file."""
+    """Parse a JSON file; any failure is a ``MalformedInput`` naming the file.
+    At most ``REFC_MAX_FILE_BYTES`` are read (``/dev/zero`` ends at once)."""
     p = str(path)
+    bound = limits.value("file_bytes")
     try:
-        text = Path(p).read_text(encoding="utf-8")
+        with open(p, "rb") as f:
+            data = f.read(bound + 1)
+        if len(data) > bound:
+            raise limits.over("file_bytes", p)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise MalformedInput("no such file", path=p) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -34,6 +41,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise MalformedInput(f"duplicate key {e.key!r} in one JSON object (JSON keeps only the last)", path=p) from None
     except json.JSONDecodeError as e:
         raise MalformedInput(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})", path=p) from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's int limit)
+        raise MalformedInput(f"not a number refc reads ({e})", path=p) from None
     except RecursionError:
         # json.loads recurses once per nesting level; no graph nests this deep
         raise MalformedInput("JSON nested too deeply", path=p) from None

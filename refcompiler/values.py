@@ -7,6 +7,7 @@ from typing import BinaryIO, Mapping
 
 import numpy as np
 
+from refcompiler import limits
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.graph_json import write_atomic
@@ -60,6 +61,7 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         # else np.load tries it as a pickle, and says so
         raise MalformedInput("not an .npz archive (a zip of NAME.npy arrays, as numpy.savez writes)", path=path)
     try:
+        _check_headers(path)
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -69,6 +71,34 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         if not isinstance(array, np.ndarray):
             raise MalformedInput("not a .npy array in the archive", path=path, field=name)
     return arrays
+
+
+def _check_headers(path: str) -> None:
+    """Each member's ``.npy`` header (shape, dtype) against the limits, before
+    any member is decompressed beyond its header: a small archive may inflate
+    to gigabytes. Raises ``LimitExceeded``, ``MalformedInput`` or what
+    ``zipfile``/``numpy`` raise on a broken archive."""
+    total = 0
+    with zipfile.ZipFile(path) as zf:
+        members = zf.infolist()
+        limits.check("nodes", len(members), f"{path}: members")
+        for info in members:
+            with zf.open(info) as member:
+                if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                    continue  # not an array: load_npz reports it by name
+                member.seek(0)
+                version = np.lib.format.read_magic(member)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(member, max_header_size=10_000)
+            name = info.filename.removesuffix(".npy")
+            if dtype.hasobject or dtype.kind not in "biuf":
+                raise MalformedInput(f"dtype {dtype} is not a number type", path=path, field=name)
+            if len(shape) > limits.MAX_RANK:
+                raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
+            count = int(np.prod(shape, dtype=object)) if shape else 1
+            limits.check("elements", count, f"{path}: {limits.shown(name)}")
+            total += count * dtype.itemsize
+            limits.check("file_bytes", total, f"{path}: {limits.shown(name)} (decompressed)")
 
 
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
