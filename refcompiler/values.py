@@ -12,7 +12,7 @@ from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.graph_json import write_atomic
 
-__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "same_bits"]
+__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "write_npz", "same_bits"]
 
 Values = dict[str, np.ndarray]
 
@@ -104,17 +104,19 @@ def _check_headers(path: str) -> None:
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
     """Write ``values`` to ``path`` through a temporary file and a rename (``write_atomic``)."""
 
+    write_atomic(path, lambda f: write_npz(f, values))
+
+
+def write_npz(f: BinaryIO, values: Mapping[str, np.ndarray]) -> None:
+    """``values`` as an ``.npz`` on the open binary stream ``f`` (a pipe too)."""
     # Written entry by entry rather than with np.savez(f, **values): a storage
     # may be called "file" or "allow_pickle", which np.savez takes as its own
     # keywords. The result is what np.savez writes: an uncompressed zip of
     # NAME.npy members, which np.load reads.
-    def write(f: BinaryIO) -> None:
-        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
-            for name, array in values.items():
-                with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-
-    write_atomic(path, write)
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+        for name, array in values.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from refcompiler.errors import UsageError
-from refc.cli.common import positive_seconds, whole_number
+from refc.cli.common import locked_out, out_dir, positive_seconds, whole_number, worker_count
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cases", type=whole_number(1), default=None, metavar="N", help="stop after N generated cases")
     p.add_argument("--seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
     p.add_argument("--workers", type=whole_number(1), default=None, metavar="N",
-                   help="worker processes (default: all cores); 1 runs in this process")
+                   help="worker processes (default: all cores; at most the cores available); 1 runs in this process")
+    p.add_argument("--force-workers", action="store_true", help="allow --workers above the cores available")
     # dest differs from --mutant of other commands: the oracle installs the
     # mutant around the compiler only, never around the reference
     p.add_argument("--mutant", dest="fuzz_mutant", metavar="NAME", default=None,
@@ -56,15 +57,15 @@ def run(args: argparse.Namespace) -> int:
     if args.scheduler is not None:
         resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
+    workers = worker_count(args.workers, force=args.force_workers)
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    out_dir(args.out)
     budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
     config = CampaignConfig(
         budget=budget,
         max_cases=args.max_cases,
         seed=args.seed,
-        workers=args.workers or default_workers(),
+        workers=workers or default_workers(),
         mutant=args.fuzz_mutant,
         schedulers=(args.scheduler,) if args.scheduler else tuple(SCHEDULERS),
         pipeline=args.pipeline,
@@ -72,8 +73,12 @@ def run(args: argparse.Namespace) -> int:
         max_nodes=args.max_nodes,
     )
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
-    summary = run_campaign(config, progress=progress)
-    write_outputs(summary, out)
+    with locked_out(args.out):
+        summary = run_campaign(config, progress=progress)
+        try:
+            write_outputs(summary, out)
+        except OSError as e:  # e.g. a link planted in the directory, which is never followed
+            raise UsageError(f"cannot write {e.filename or out}: {e.strerror or e}") from None
     doc = summary.to_doc()
     print(
         f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "

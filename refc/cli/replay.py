@@ -34,7 +34,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from refcompiler.errors import MalformedInput
+from refcompiler.errors import MalformedInput, RefCompilerError
 
 from refc.cli.common import positive_seconds
 
@@ -101,7 +101,10 @@ def _one(path: Path, args: argparse.Namespace, allowed: set[str]) -> tuple["Verd
         return _in_child(path, args, modules)
     if args.isolated:
         return _contained(case, args.replay_mutant, modules)
-    outcome = judge(case, mutant=args.replay_mutant)
+    try:
+        outcome = judge(case, mutant=args.replay_mutant)
+    except RefCompilerError as e:  # e.g. a resource limit: this case only, the others still run
+        return (Verdict.MALFORMED if e.exit_code == 2 else Verdict.REGRESSED), str(e)
     return outcome.verdict, outcome.detail
 
 
