@@ -90,20 +90,19 @@ def _check_headers(path: str) -> None:
                 version = np.lib.format.read_magic(member)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 shape, _, dtype = read(member, max_header_size=10_000)
-            name = info.filename.removesuffix(".npy")
+            name = limits.shown(info.filename.removesuffix(".npy"))
             if dtype.hasobject or dtype.kind not in "biuf":
                 raise MalformedInput(f"dtype {dtype} is not a number type", path=path, field=name)
             if len(shape) > limits.MAX_RANK:
                 raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
             count = int(np.prod(shape, dtype=object)) if shape else 1
-            limits.check("elements", count, f"{path}: {limits.shown(name)}")
+            limits.check("elements", count, f"{path}: {name}")
             total += count * dtype.itemsize
-            limits.check("file_bytes", total, f"{path}: {limits.shown(name)} (decompressed)")
+            limits.check("file_bytes", total, f"{path}: {name} (decompressed)")
 
 
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
     """Write ``values`` to ``path`` through a temporary file and a rename (``write_atomic``)."""
-
     write_atomic(path, lambda f: write_npz(f, values))
 
 

@@ -116,8 +116,8 @@ def test_an_npz_of_high_rank_or_objects(tmp_path, capsys):
     path = tmp_path / "rank.npz"
     np.savez(path, x=np.zeros([1] * 12, np.float32))
     code, _, err = refc(capsys, "run", SGD, "--inputs", path)
-    assert code == 2 and "rank.npz: x: rank 12 is above 8" in err
+    assert code == 2 and "rank.npz: 'x': rank 12 is above 8" in err
     path = tmp_path / "obj.npz"
     np.savez(path, x=np.array([1, "a"], dtype=object))
     code, _, err = refc(capsys, "run", SGD, "--inputs", path)
-    assert code == 2 and "obj.npz: x: dtype object is not a number type" in err
+    assert code == 2 and "obj.npz: 'x': dtype object is not a number type" in err
