@@ -61,9 +61,10 @@ def format_case_doc(doc: dict[str, Any]) -> str:
     return "{" + ",\n ".join(lines) + "}\n"
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) through ``refcompiler.graph_json.write_atomic``."""
-    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, root: str | os.PathLike[str] | None = None) -> None:
+    """Write ``text`` (UTF-8) through ``refcompiler.graph_json.write_atomic``
+    (``root``: the output directory no link inside of which is followed)."""
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")), root=root)
 
 
 def write_case(path: str | os.PathLike[str], case: Case) -> None:

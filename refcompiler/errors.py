@@ -6,6 +6,9 @@ each into one readable message and an exit code, never a traceback:
 - ``MalformedInput`` (exit 2): the file cannot be read as a graph, a case or a
   program; names the file and the field.
 - ``UsageError`` (exit 2): a bad flag value, an unknown name.
+- ``LimitExceeded`` (exit 2): an input would make refc use more than a
+  resource limit allows (``refcompiler.limits``); names the file or node and
+  the limit.
 - ``InvariantViolation`` (exit 1): a checker found a broken invariant; carries
   its id (DESIGN §6), the names involved and, where there is one, the IR around
   the fault.
@@ -19,6 +22,7 @@ __all__ = [
     "RefCompilerError",
     "MalformedInput",
     "UsageError",
+    "LimitExceeded",
     "InvariantViolation",
     "ExecutionError",
     "InternalError",
@@ -40,6 +44,10 @@ class MalformedInput(RefCompilerError):
 
 
 class UsageError(RefCompilerError):
+    exit_code = 2
+
+
+class LimitExceeded(RefCompilerError):
     exit_code = 2
 
 

@@ -5,23 +5,32 @@ so that an interrupted write leaves no half-written file."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Iterator
 
+from refcompiler import limits
 from refcompiler.errors import MalformedInput
 
-__all__ = ["read_json", "write_atomic", "write_json_atomic"]
+__all__ = ["read_json", "write_atomic", "write_json_atomic", "check_writable_dir", "check_writable_file", "locked_dir"]
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; any failure is a ``MalformedInput`` naming the file."""
+    """Parse a JSON file; any failure is a ``MalformedInput`` naming the file.
+    At most ``REFC_MAX_FILE_BYTES`` are read (``/dev/zero`` ends at once)."""
     p = str(path)
+    bound = limits.value("file_bytes")
     try:
-        text = Path(p).read_text(encoding="utf-8")
+        with open(p, "rb") as f:
+            data = f.read(bound + 1)
+        if len(data) > bound:
+            raise limits.over("file_bytes", p)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise MalformedInput("no such file", path=p) from None
     except (OSError, UnicodeDecodeError) as e:
@@ -34,6 +43,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise MalformedInput(f"duplicate key {e.key!r} in one JSON object (JSON keeps only the last)", path=p) from None
     except json.JSONDecodeError as e:
         raise MalformedInput(f"not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})", path=p) from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's int limit)
+        raise MalformedInput(f"not a number refc reads ({e})", path=p) from None
     except RecursionError:
         # json.loads recurses once per nesting level; no graph nests this deep
         raise MalformedInput("JSON nested too deeply", path=p) from None
@@ -54,17 +65,31 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return doc
 
 
-def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]) -> None:
-    """Call ``write`` on a temporary file beside ``path``, then rename it into place,
-    so that an interrupted write leaves no half-written file.
+def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None], *, root: str | os.PathLike[str] | None = None) -> None:
+    """Call ``write`` on a temporary file beside ``path`` (created with
+    ``O_EXCL``), then rename it into place, so that an interrupted write leaves
+    no half-written file.
 
-    Missing parent directories are created. The file gets the permissions a
-    plain ``open`` would give (the umask), not ``mkstemp``'s 0600. A ``path``
-    that exists and is not a regular file (``/dev/null``, a pipe) is written
-    directly: renaming over it would replace the device, not write to it.
-    Raises ``OSError``.
+    Links: a ``path`` the user named may be a link to an existing file or
+    device, which is written (the link kept); a dangling link is refused
+    (``ELOOP``: refc does not create a link's target). With ``root`` (an
+    output directory), neither ``path`` nor a directory between ``root`` and
+    it may be a link, so that a link planted inside an output directory is
+    never followed. Missing parent directories are created. The file gets the
+    permissions a plain ``open`` would give (the umask), not ``mkstemp``'s
+    0600. A ``path`` that exists and is not a regular file (``/dev/null``, a
+    pipe) is written directly: renaming over it would replace the device, not
+    write to it. Raises ``OSError``.
     """
-    target = Path(os.path.realpath(path))  # through a symlink to the file it names
+    target = Path(path)
+    if root is not None:
+        _no_links_below(Path(root), target)
+        if target.is_symlink():
+            raise OSError(errno.ELOOP, "is a symbolic link inside the output directory (refc does not follow one)", str(path))
+    elif target.is_symlink():
+        if not target.exists():
+            raise OSError(errno.ELOOP, "is a dangling symbolic link (refc does not create its target)", str(path))
+        target = Path(os.path.realpath(target))
     if target.exists() and not target.is_file():
         if target.is_dir():
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
@@ -88,13 +113,78 @@ def write_atomic(path: str | os.PathLike[str], write: Callable[[BinaryIO], None]
         raise
 
 
+def _no_links_below(root: Path, target: Path) -> None:
+    """Raise ``ELOOP`` when a directory strictly between ``root`` and ``target`` is a link."""
+    try:
+        inner = target.parent.relative_to(root)
+    except ValueError:
+        raise OSError(errno.EXDEV, f"is not inside {root}", str(target)) from None
+    here = root
+    for part in inner.parts:
+        here = here / part
+        if here.is_symlink():
+            raise OSError(errno.ELOOP, "is a symbolic link inside the output directory (refc does not follow one)", str(here))
+
+
+def check_writable_dir(path: str | os.PathLike[str]) -> None:
+    """Before any work: ``path`` is (or can be created as) a directory refc can
+    write files in. A dangling link, a file, a directory under a file, or one
+    on a read-only file system raise ``OSError`` naming the reason."""
+    p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise OSError(errno.ENOENT, "is a dangling symbolic link", str(path))
+    if p.exists() and not p.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(path))
+    p.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=".refc-probe.", dir=p)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_writable_file(path: str | os.PathLike[str]) -> None:
+    """Before any work: ``write_atomic`` could write ``path`` (see ``check_writable_dir``)."""
+    p = Path(path)
+    if p.is_symlink():
+        if not p.exists():
+            raise OSError(errno.ELOOP, "is a dangling symbolic link (refc does not create its target)", str(path))
+        p = Path(os.path.realpath(p))
+    if p.exists():
+        if p.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not p.is_file():
+            return  # a device or pipe, written directly
+    parent = next((q for q in (p.parent, *p.parent.parents) if q.exists()), Path("."))
+    if not parent.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, f"{parent} is not a directory", str(path))
+    if p.parent.exists():
+        check_writable_dir(p.parent)
+    elif not os.access(parent, os.W_OK):
+        raise PermissionError(errno.EACCES, f"cannot create directories in {parent}", str(path))
+
+
+@contextlib.contextmanager
+def locked_dir(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path/.lock`` for the block; a second holder
+    (another campaign into the same directory) gets ``BlockingIOError`` at once."""
+    lock = Path(path) / ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BlockingIOError(errno.EWOULDBLOCK, "is in use by another refc process (its .lock is held)", str(path)) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def _umask() -> int:
     mask = os.umask(0o022)  # the only way to read it is to set it
     os.umask(mask)
     return mask
 
 
-def write_json_atomic(path: str | os.PathLike[str], doc: Any) -> None:
+def write_json_atomic(path: str | os.PathLike[str], doc: Any, *, root: str | os.PathLike[str] | None = None) -> None:
     """Write ``doc`` as JSON through ``write_atomic``."""
     text = json.dumps(doc, indent=1) + "\n"
-    write_atomic(path, lambda f: f.write(text.encode("utf-8")))
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")), root=root)

@@ -64,7 +64,8 @@ class Ref:
     @staticmethod
     def parse(text: str) -> "Ref":
         name, sep, index = text.rpartition(":")
-        if sep and index.isdigit() and name:
+        # ASCII decimal without leading zeros: str.isdigit accepts "²", which int() refuses
+        if sep and name and index.isascii() and index.isdigit() and (index == "0" or index[0] != "0"):
             return Ref(name, int(index))
         return Ref(text)
 

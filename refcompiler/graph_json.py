@@ -19,18 +19,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from specs import Dtype, OpKind
+from specs import AttrKind, Dtype, OpKind
 
+from refcompiler import limits
 from refcompiler.errors import MalformedInput
 from refcompiler.files import read_json, write_atomic, write_json_atomic
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_schema import check_structure, json_type
+from refcompiler.limits import shown
+from refcompiler.spec import spec_of
 
 __all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
 
 FORMAT = "refc-graph/1"
-# A reference compiler runs small graphs; larger storage is a mistake, not a workload.
-MAX_ELEMENTS = 1 << 24
 _INT32 = (-(2**31), 2**31)
 
 Fail = Callable[[str, str], MalformedInput]  # (field, message) -> the error to raise
@@ -43,8 +44,9 @@ def load_graph(path: str | os.PathLike[str]) -> Graph:
 def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     """Build a graph from a parsed ``refc-graph/1`` document."""
     check_structure(doc, path)
+    limits.check("nodes", len(doc["nodes"]) + len(doc.get("storage", [])), path or "the graph")
     fail = _failer(path)
-    storage = tuple(_storage(fail, s, _where("storage", i, s)) for i, s in enumerate(doc.get("storage", [])))
+    storage = tuple(_storage(fail, s, _where("storage", i, s), path) for i, s in enumerate(doc.get("storage", [])))
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
     _check_names(fail, storage, nodes)
     _check_references(fail, storage, nodes)
@@ -98,10 +100,9 @@ def _check_references(fail: Fail, storage: tuple[Storage, ...], nodes: tuple[Nod
             raise fail(f"storage[{i}] ('{s.name}').owner", f"'{s.owner}' names no node")
 
 
-def _storage(fail: Fail, doc: dict[str, Any], where: str) -> Storage:
+def _storage(fail: Fail, doc: dict[str, Any], where: str, path: str | None) -> Storage:
     kind, dtype, shape = StorageKind(doc["kind"]), Dtype(doc["dtype"]), tuple(doc["shape"])
-    if math.prod(shape) > MAX_ELEMENTS:
-        raise fail(f"{where}.shape", f"{math.prod(shape)} elements is more than refc handles ({MAX_ELEMENTS})")
+    limits.check("elements", math.prod(shape), ": ".join(p for p in (path, f"{where}.shape") if p))
     owner = doc.get("owner")
     if owner is not None and kind is not StorageKind.OWNED:
         raise fail(f"{where}.owner", f"only owned storage has an owner, this is {kind.value}")
@@ -149,28 +150,51 @@ def _element(fail: Fail, v: Any, at: str, dtype: Dtype) -> float | int:
         if not isinstance(v, int) or isinstance(v, bool):
             raise fail(at, f"expected an integer element for {dtype.value}, got {json_type(v)}")
         if not _INT32[0] <= v < _INT32[1]:
-            raise fail(at, f"{v} does not fit int32")
+            raise fail(at, f"{shown(v)} does not fit int32")
         return v
     if not isinstance(v, (int, float)) or isinstance(v, bool):
         raise fail(at, f"expected a number element for {dtype.value}, got {json_type(v)}")
     # json.loads accepts NaN and Infinity and reads 1e400 as inf; 1e39 becomes inf in float32
     if not _finite_float32(v):
-        raise fail(at, f"{v} is not a finite float32")
+        raise fail(at, f"{shown(v)} is not a finite float32")
     return float(v)
 
 
 def _finite_float32(v: float) -> bool:
-    with np.errstate(over="ignore"):
-        return bool(np.isfinite(np.float32(v)))
+    try:
+        with np.errstate(over="ignore"):
+            return bool(np.isfinite(np.float32(v)))
+    except OverflowError:  # an int beyond float64 (10**400)
+        return False
 
 
 def _node(fail: Fail, doc: dict[str, Any], where: str) -> Node:
     attrs = doc.get("attrs", {})
+    kinds = {a.name: a.kind for a in spec_of(OpKind(doc["op"])).attrs}
     for key, value in attrs.items():
         if not _finite(value):  # the schema allows JSON values; json.loads also reads NaN
-            raise fail(f"{where}.attrs.{key}", f"unsupported value {value!r}")
+            raise fail(f"{where}.attrs.{key}", f"unsupported value {shown(value)}")
+        problem = _out_of_range(kinds.get(key), value)
+        if problem:
+            raise fail(f"{where}.attrs.{key}", problem)
     inputs = tuple(Ref.parse(x) for x in doc.get("inputs", []))
     return Node(name=doc["name"], op=OpKind(doc["op"]), inputs=inputs, state=tuple(doc.get("state", [])), attrs=freeze_attrs(attrs))
+
+
+def _out_of_range(kind: AttrKind | None, v: Any) -> str | None:
+    """Why an attribute's numbers do not fit what its kind holds (int32 for
+    integers, a finite float32 for floats, at most ``MAX_RANK`` in a list),
+    or ``None``. Whether the value has the kind at all is G-1's (the verifier)."""
+    if kind is AttrKind.FLOAT and isinstance(v, (int, float)) and not isinstance(v, bool) and not _finite_float32(v):
+        return f"{shown(v)} is not a finite float32"
+    if kind in (AttrKind.INT, AttrKind.INT_LIST, AttrKind.AXES):
+        items = v if isinstance(v, list) else [v]
+        if isinstance(v, list) and len(v) > limits.MAX_RANK:
+            return f"a list of {len(v)} numbers; a shape or axis list has at most {limits.MAX_RANK} (the rank limit)"
+        for x in items:
+            if isinstance(x, int) and not isinstance(x, bool) and not _INT32[0] <= x < _INT32[1]:
+                return f"{shown(x)} does not fit int32"
+    return None
 
 
 def _finite(v: Any) -> bool:

@@ -22,11 +22,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from refcompiler.errors import MalformedInput
+from refcompiler.limits import shown
 
 __all__ = ["SCHEMA_FILE", "schema", "check_structure", "json_type"]
 
 SCHEMA_FILE = "refc-graph-1.schema.json"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,127}")  # the schema's name pattern, used with fullmatch
 # Errors at one place are reported in this order (an unknown field explains a missing one).
 _RANK = {"type": 0, "additionalProperties": 1, "required": 2}
 _TYPE_NAMES = {
@@ -88,7 +89,7 @@ def _label(doc: Any, where: list[Any]) -> str:
         node = node[key]
         text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
         name = node.get("name") if isinstance(node, dict) and isinstance(key, int) else None
-        if isinstance(name, str) and _NAME.match(name):
+        if isinstance(name, str) and _NAME.fullmatch(name):
             text += f" ('{name}')"
     return text
 
@@ -119,9 +120,21 @@ def _message(e: ValidationError) -> str:
         return f"unknown field '{extra[0]}' (allowed: {allowed})"
     if e.validator == "enum":
         known = ", ".join(e.validator_value)
-        return f"unknown {key} {e.instance!r} (known: {known})"
+        return f"unknown {key} {shown(e.instance)} (known: {known})"
     if e.validator == "const":
-        return f"unsupported {key} version {e.instance!r} (this refc reads {e.validator_value!r})"
+        return f"unsupported {key} version {shown(e.instance)} (this refc reads {e.validator_value!r})"
     if "errorMessage" in e.schema:
-        return e.schema["errorMessage"].format(value=e.instance)
+        return e.schema["errorMessage"].format(value=_Shown(e.instance))
     return e.message
+
+
+class _Shown:
+    """A value from the file as a message shows it (escaped, cut short), with ``{value}`` or ``{value!r}``."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return shown(self.value)
+
+    __str__ = __repr__

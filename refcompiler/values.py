@@ -7,11 +7,12 @@ from typing import BinaryIO, Mapping
 
 import numpy as np
 
+from refcompiler import limits
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.graph_json import write_atomic
 
-__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "same_bits"]
+__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "write_npz", "same_bits"]
 
 Values = dict[str, np.ndarray]
 
@@ -60,6 +61,7 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         # else np.load tries it as a pickle, and says so
         raise MalformedInput("not an .npz archive (a zip of NAME.npy arrays, as numpy.savez writes)", path=path)
     try:
+        _check_headers(path)
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -71,20 +73,49 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _check_headers(path: str) -> None:
+    """Each member's ``.npy`` header (shape, dtype) against the limits, before
+    any member is decompressed beyond its header: a small archive may inflate
+    to gigabytes. Raises ``LimitExceeded``, ``MalformedInput`` or what
+    ``zipfile``/``numpy`` raise on a broken archive."""
+    total = 0
+    with zipfile.ZipFile(path) as zf:
+        members = zf.infolist()
+        limits.check("nodes", len(members), f"{path}: members")
+        for info in members:
+            with zf.open(info) as member:
+                if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
+                    continue  # not an array: load_npz reports it by name
+                member.seek(0)
+                version = np.lib.format.read_magic(member)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(member, max_header_size=10_000)
+            name = limits.shown(info.filename.removesuffix(".npy"))
+            if dtype.hasobject or dtype.kind not in "biuf":
+                raise MalformedInput(f"dtype {dtype} is not a number type", path=path, field=name)
+            if len(shape) > limits.MAX_RANK:
+                raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
+            count = int(np.prod(shape, dtype=object)) if shape else 1
+            limits.check("elements", count, f"{path}: {name}")
+            total += count * dtype.itemsize
+            limits.check("file_bytes", total, f"{path}: {name} (decompressed)")
+
+
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:
     """Write ``values`` to ``path`` through a temporary file and a rename (``write_atomic``)."""
+    write_atomic(path, lambda f: write_npz(f, values))
 
+
+def write_npz(f: BinaryIO, values: Mapping[str, np.ndarray]) -> None:
+    """``values`` as an ``.npz`` on the open binary stream ``f`` (a pipe too)."""
     # Written entry by entry rather than with np.savez(f, **values): a storage
     # may be called "file" or "allow_pickle", which np.savez takes as its own
     # keywords. The result is what np.savez writes: an uncompressed zip of
     # NAME.npy members, which np.load reads.
-    def write(f: BinaryIO) -> None:
-        with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
-            for name, array in values.items():
-                with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-
-    write_atomic(path, write)
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+        for name, array in values.items():
+            with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:

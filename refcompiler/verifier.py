@@ -27,6 +27,7 @@ import networkx as nx
 
 from specs import AttrKind, Dtype, OpKind, ShapeError, TensorType
 
+from refcompiler import limits
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
@@ -176,9 +177,14 @@ def _attr_ok(kind: AttrKind, v: object) -> bool:
 def infer_types(graph: Graph) -> Types:
     """Types of every node result, in a topological order of the data graph.
 
-    Assumes ``check_structure`` passed; raises G-1 for dtype and shape faults.
+    Assumes ``check_structure`` passed; raises G-1 for dtype and shape faults,
+    and ``LimitExceeded`` for a result over the element limit or a graph whose
+    storage and results together are over the byte limit (``refcompiler.limits``),
+    before anything of that size is allocated.
     """
     types: Types = {}
+    total = sum(TensorType(s.shape, s.dtype).nbytes for s in graph.storage)
+    limits.check("bytes", total, f"graph '{graph.name}' storage")
 
     def type_of(ref: Ref) -> TensorType:
         s = graph.storage_by_name.get(ref.name)
@@ -209,7 +215,10 @@ def infer_types(graph: Graph) -> Types:
         except ShapeError as e:
             raise _g1(f"node '{node.name}' ({spec.name}): {e}", node.name) from None
         for k, t in enumerate(results):
+            limits.check("elements", t.size, f"node '{node.name}' ({spec.name}) result {k} {list(t.shape)}")
+            total += t.nbytes
             types[(node.name, k)] = t
+        limits.check("bytes", total, f"graph '{graph.name}' at node '{node.name}'")
         if node.op is OpKind.SAVE:
             target = graph.storage_by_name.get(node.target)
             if target is None:

@@ -16,14 +16,15 @@ __all__ = ["write_outputs", "junit_xml", "markdown_summary", "github_annotations
 
 def write_outputs(summary: Summary, out: Path) -> None:
     """``out/summary.json``, ``out/junit.xml`` and ``out/cases/<signature>.json``
-    (one shrunk case per distinct signature), each written atomically."""
+    (one shrunk case per distinct signature), each written atomically, never
+    through a link planted inside ``out``."""
     cases_dir = out / "cases"
     for sig, failure in sorted(summary.found.items()):
         path = cases_dir / f"{sig.slug}.json"
-        write_text_atomic(path, format_case_doc(failure.case_doc))
+        write_text_atomic(path, format_case_doc(failure.case_doc), root=out)
         summary.case_files[sig] = str(path.relative_to(out))
-    write_json_atomic(out / "summary.json", summary.to_doc())
-    write_text_atomic(out / "junit.xml", junit_xml(summary))
+    write_json_atomic(out / "summary.json", summary.to_doc(), root=out)
+    write_text_atomic(out / "junit.xml", junit_xml(summary), root=out)
 
 
 def junit_xml(summary: Summary) -> str:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
-from typing import Callable
+import os
+from typing import Callable, Iterator
 
 from refcompiler.driver import Compiled, compile_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.files import check_writable_dir, check_writable_file, locked_dir
 from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 from refcompiler.schedulers import SCHEDULERS
 
-__all__ = ["add_compile_arguments", "compile_from_args", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds"]
+__all__ = ["add_compile_arguments", "compile_from_args", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds",
+           "out_dir", "out_file", "locked_out", "cores", "worker_count"]
 
 
 def file_path(text: str) -> str:
@@ -92,3 +96,43 @@ def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
 
 def compile_from_args(graph: Graph, args: argparse.Namespace) -> Compiled:
     return compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline)
+
+
+def out_dir(path: str) -> None:
+    """``--out DIR``, checked before any work: a directory refc can write in
+    (not a dangling link, a file, under a file, or read-only); else ``UsageError`` (exit 2)."""
+    try:
+        check_writable_dir(path)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def out_file(path: str) -> None:
+    """``--out FILE``, checked before any work (see ``out_dir``); ``/dev/null`` is fine."""
+    try:
+        check_writable_file(path)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+@contextlib.contextmanager
+def locked_out(path: str) -> Iterator[None]:
+    """Hold ``path/.lock`` for the block; a second campaign into ``path`` is a ``UsageError``."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(locked_dir(path))
+        except OSError as e:
+            raise UsageError(f"--out {path}: {e.strerror or e}") from None
+        yield
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def worker_count(asked: int | None, *, force: bool = False) -> int | None:
+    """``--workers``: at most ``cores()`` unless ``force`` (``--force-workers``)."""
+    if asked is not None and asked > cores() and not force:
+        raise UsageError(f"--workers {asked}: only {cores()} cores are available (--force-workers to run more anyway)")
+    return asked

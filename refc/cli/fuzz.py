@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 from refcompiler.errors import UsageError
-from refc.cli.common import positive_seconds, whole_number
+from refc.cli.common import locked_out, out_dir, positive_seconds, whole_number, worker_count
 
 if TYPE_CHECKING:
     from fuzz.campaign import CampaignConfig, Summary
@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=_seed, default=0, metavar="N|random",
                    help="campaign seed (default 0, so that a run repeats); `random` picks a fresh one and prints it")
     p.add_argument("--workers", type=whole_number(1), default=None, metavar="N",
-                   help="worker processes (default: all cores); 1 runs in this process")
+                   help="worker processes (default: all cores; at most the cores available); 1 runs in this process")
+    p.add_argument("--force-workers", action="store_true", help="allow --workers above the cores available")
     # dest differs from --mutant of other commands: the oracle installs the
     # mutant around the compiler only, never around the reference
     p.add_argument("--mutant", dest="fuzz_mutant", metavar="NAME", default=None,
@@ -83,6 +84,18 @@ def _seed(text: str) -> int:
 
 # What a campaign writes into --out (an earlier run's outputs, if present).
 _OUTPUTS = ("summary.json", "junit.xml", "cases")
+
+
+def _write(summary: "Summary", out: Path) -> None:
+    """Write the campaign's outputs (as it goes, and at the end); a write that
+    fails (a full or read-only disk, a link planted in the directory, which is
+    never followed) is a ``UsageError`` naming the file."""
+    try:
+        from fuzz.campaign import write_outputs
+
+        write_outputs(summary, out)
+    except OSError as e:
+        raise UsageError(f"cannot write {e.filename or out}: {e.strerror or e}") from None
 
 
 def prepare_out(out: Path, clean: bool) -> None:
@@ -167,14 +180,15 @@ def run(args: argparse.Namespace) -> int:
     if args.scheduler is not None:
         resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
+    workers = worker_count(args.workers, force=args.force_workers)
     out = Path(args.out)
-    prepare_out(out, args.clean)
+    out_dir(args.out)
     budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
     config = CampaignConfig(
         budget=budget,
         max_cases=args.max_cases,
         seed=args.seed,
-        workers=args.workers or default_workers(),
+        workers=workers or default_workers(),
         mutant=args.fuzz_mutant,
         schedulers=(args.scheduler,) if args.scheduler else tuple(SCHEDULERS),
         pipeline=args.pipeline,
@@ -186,7 +200,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
-    summary = run_campaign(config, progress=progress, on_change=lambda s: write_outputs(s, out))
+    with locked_out(args.out):
+        prepare_out(out, args.clean)
+        summary = run_campaign(config, progress=progress, on_change=lambda s: _write(s, out))
     doc = summary.to_doc()
     print(
         f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "

@@ -10,7 +10,10 @@ schedule-free reference interpreter (DESIGN §2) ``N`` times; without
 - ``--inputs`` replaces initial values by storage name (a bad key, shape or
   dtype is exit 2 naming the file and the key);
 - ``--out`` writes every placeholder and owned variable after the last run to
-  an ``.npz`` keyed by storage name; without it a short summary is printed;
+  an ``.npz`` keyed by storage name (``--out -``: to stdout, nothing else
+  printed there; ``/dev/null`` is fine); it is checked before any work (a
+  dangling link, a link, a directory or a read-only place is exit 2); without
+  it a short summary is printed;
 - a run-time error (an embedding id out of range) is exit 1, one line naming
   the node and the id.
 """
@@ -18,10 +21,11 @@ schedule-free reference interpreter (DESIGN §2) ``N`` times; without
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load, out_file, whole_number
 from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph
@@ -29,7 +33,7 @@ from refcompiler.passes import resolve_pipeline
 from refcompiler.printer import values_text
 from refcompiler.reference import run_reference
 from refcompiler.schedulers import resolve_scheduler
-from refcompiler.values import Values, bind_inputs, load_npz, save_npz
+from refcompiler.values import Values, bind_inputs, load_npz, save_npz, write_npz
 from refcompiler.verifier import violations
 
 
@@ -43,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--runs", type=whole_number(1), default=1, metavar="N", help="run N times in a row (default 1)")
     p.add_argument("--inputs", metavar="F.npz", type=file_path, help="initial values by storage name (placeholders, owned variables)")
-    p.add_argument("--out", metavar="F.npz", type=file_path, help="write the final placeholders and owned variables here")
+    p.add_argument("--out", metavar="F.npz", type=file_path,
+                   help="write the final placeholders and owned variables here (- for stdout)")
     add_mutant_argument(p)
     add_compile_arguments(p)
     p.set_defaults(func=run)
@@ -53,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     # Resolved even with --reference, which does not use them: an unknown name is bad usage (2)
     resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
+    if args.out is not None and args.out != "-":
+        out_file(args.out)
     graph = load(args)
     found = violations(graph)
     for v in found:
@@ -69,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         raise in_file(args.graph, e) from None
     if args.out is not None:
         _write(args.out, values)
+        if args.out == "-":
+            return 0
         print(f"{args.graph}: wrote {len(values)} arrays after {_runs(args.runs)} to {args.out}")
     else:
         how = "reference" if args.reference else "compiled"
@@ -99,6 +108,11 @@ def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse
 
 
 def _write(path: str, values: Values) -> None:
+    if path == "-":
+        sys.stdout.flush()
+        write_npz(sys.stdout.buffer, values)
+        sys.stdout.buffer.flush()
+        return
     try:
         save_npz(path, values)
     except OSError as e:

@@ -43,7 +43,7 @@ MALFORMED = {
     "mistyped_field": "storage[0] ('A').shape: expected a list, got a string",
     "mistyped_inputs": "nodes[0] ('r').inputs: expected a list, got a string",
     "bad_dtype": "storage[0] ('A').dtype: unknown dtype 'float64'",
-    "negative_dimension": "storage[0] ('A').shape[1]: dimension -2 is below 1",
+    "negative_dimension": "storage[0] ('A').shape[1]: dimension -2 is not in 1..2147483647",
     "init_value_count": "storage[0] ('A').init.value: has 3 elements where the shape [4] needs 4",
     "duplicate_name": "nodes[1] ('r'): duplicate name 'r'",
     "dangling_reference": "nodes[0] ('r').inputs[0]: 'B' names no storage or node",

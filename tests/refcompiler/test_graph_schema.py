@@ -47,11 +47,11 @@ def doc_with(storage=None, node=None):
     "doc, line",
     [
         (doc_with(storage={"shape": [2.0]}), "storage[0] ('A').shape[0]: expected an integer, got a number"),
-        (doc_with(storage={"shape": []}), "storage[0] ('A').shape: a storage shape needs at least one dimension"),
-        (doc_with(storage={"name": "a:b"}), "storage[0].name: 'a:b' is not a valid name (letters, digits, _ . -; no ':')"),
+        (doc_with(storage={"shape": []}), "storage[0] ('A').shape: a storage shape has 1 to 8 dimensions (rank at most 8)"),
+        (doc_with(storage={"name": "a:b"}), "storage[0].name: 'a:b' is not a valid name (letters, digits, _ . -, at most 128; no ':', no spaces or control characters)"),
         (doc_with(storage={"init": {"seed": True}}), "storage[0] ('A').init.seed: expected an integer, got a boolean"),
         (doc_with(storage={"init": {}}), "storage[0] ('A').init: give exactly one of 'seed' and 'value'"),
-        (doc_with(node={"inputs": [""]}), "nodes[0] ('r').inputs[0]: expected a name, got an empty string"),
+        (doc_with(node={"inputs": [""]}), "nodes[0] ('r').inputs[0]: '' is not a reference (a name, or name:k with k an ASCII decimal without leading zeros)"),
         (doc_with(node={"attrs": {"k": {"x": 1}}}), "nodes[0] ('r').attrs.k: expected null or true or false or a number or a string or a list, got an object"),
         (doc_with(node={"name": 5}), "nodes[0].name: expected a string, got an integer"),
         # the element before its fields: an unknown field explains a missing one

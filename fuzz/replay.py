@@ -1,0 +1,125 @@
+"""Replaying a corpus case as data (DESIGN §10): a verdict per case.
+
+A case file is data. The only code a case can name is a plug-in, a
+``module:attribute`` pipeline item (or scheduler); ``plugin_modules`` lists
+the modules, and ``judge`` never resolves such a case: the caller decides
+(``refc replay --allow-plugin MODULE`` runs it in a child process, see
+``refc.cli.replay``). Everything else in a case is checked before anything
+runs: its pipeline names, its mutant name, and that a stored schedule is a
+legal order of exactly its nodes.
+
+Verdicts: ``ok`` (every recorded expectation holds: it passes, or is rejected
+with its id, and a case recorded with ``"mutant": NAME`` still fails with
+that mutant active), ``regressed`` (one does not hold), ``malformed`` (the
+case cannot be checked as written) and ``needs plug-in``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass
+
+from refcompiler.errors import RefCompilerError
+from refcompiler.mutants import CATALOG
+from refcompiler.passes import resolve_pipeline
+
+from fuzz.case import Case, ExpectKind
+from fuzz.oracle import check_case, legal_on_correct_compiler
+
+__all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "judge", "exit_code"]
+
+
+class Verdict(enum.Enum):
+    OK = "ok"
+    REGRESSED = "regressed"
+    MALFORMED = "malformed"
+    NEEDS_PLUGIN = "needs plug-in"
+
+
+# a case that cannot be checked as written is bad input (2), a regression a finding (1)
+_EXIT = {Verdict.OK: 0, Verdict.REGRESSED: 1, Verdict.MALFORMED: 2, Verdict.NEEDS_PLUGIN: 2}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    detail: str
+
+
+def exit_code(verdicts: Counter[Verdict]) -> int:
+    """2 if a case was malformed or needs a plug-in, else 1 if one regressed, else 0."""
+    present = [_EXIT[v] for v, n in verdicts.items() if n]
+    if 2 in present:
+        return 2
+    return max(present, default=0)
+
+
+def _specs(case: Case) -> list[str]:
+    """The plug-in-capable specs of a case: its pipeline items and, when the
+    case type records one, its scheduler."""
+    items = [item.strip() for item in case.pipeline.split(",")]
+    scheduler = getattr(case, "scheduler", None)
+    if isinstance(scheduler, str):
+        items.append(scheduler)
+    return items
+
+
+def plugin_modules(case: Case) -> tuple[str, ...]:
+    """The modules the case's ``module:attribute`` specs would import, in order."""
+    return tuple(dict.fromkeys(item.partition(":")[0] for item in _specs(case) if ":" in item))
+
+
+def case_problem(case: Case) -> str | None:
+    """Why ``case`` cannot be checked as written, or ``None``. Imports nothing."""
+    for item in (i.strip() for i in case.pipeline.split(",")):
+        if ":" not in item:
+            try:
+                resolve_pipeline(item)
+            except RefCompilerError as e:
+                return f"pipeline: {e}"
+    if case.mutant is not None and case.mutant not in CATALOG:
+        return f"mutant: unknown mutant {case.mutant!r} (known: {', '.join(CATALOG)})"
+    if case.schedule is not None:
+        return _schedule_problem(case)
+    return None
+
+
+def _schedule_problem(case: Case) -> str | None:
+    nodes = [n.name for n in case.graph.nodes]
+    order = list(case.schedule or ())
+    dup = [n for n, k in Counter(order).items() if k > 1]
+    missing = [n for n in nodes if n not in order]
+    unknown = [n for n in order if n not in nodes]
+    for what, names in (("names a node twice", dup), ("misses", missing), ("names no node", unknown)):
+        if names:
+            return f"schedule: {what}: {', '.join(map(repr, names))}"
+    if case.expect.kind is ExpectKind.PASS and not legal_on_correct_compiler(case.graph, order):
+        return "schedule: not a legal order of the graph's nodes (SCH-1 on the correct compiler)"
+    return None
+
+
+def judge(case: Case, *, mutant: str | None = None) -> Outcome:
+    """The verdict of a case that names no plug-in, or one the caller allowed.
+
+    Without ``mutant``: every recorded expectation. With ``mutant``: whether
+    the case kills it; a case recorded against that mutant that no longer
+    kills it is ``regressed``, any other case is ``ok`` either way."""
+    problem = case_problem(case)
+    if problem is not None:
+        return Outcome(Verdict.MALFORMED, problem)
+    if mutant is not None:
+        kills = check_case(case, mutant=mutant).finding is not None
+        if kills:
+            return Outcome(Verdict.OK, f"kills {mutant}")
+        if case.mutant == mutant:
+            return Outcome(Verdict.REGRESSED, f"no longer kills {mutant}")
+        return Outcome(Verdict.OK, f"does not kill {mutant}")
+    finding = check_case(case).finding
+    if finding is not None:
+        return Outcome(Verdict.REGRESSED, f"expected {case.expect}: {finding}")
+    if case.mutant is None:
+        return Outcome(Verdict.OK, str(case.expect))
+    if check_case(case, mutant=case.mutant).finding is None:
+        return Outcome(Verdict.REGRESSED, f"{case.expect}, but no longer kills its mutant {case.mutant}")
+    return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}")

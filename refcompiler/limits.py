@@ -1,0 +1,83 @@
+"""Resource limits: what a file can make refc use (DESIGN §10, "a file is data").
+
+Each limit has a default and an environment variable that overrides it (a
+whole number). A breach is a ``LimitExceeded`` (exit 2) naming the file or
+node and the limit, raised before the memory is used: file sizes before
+reading, ``.npz`` members from their headers before decompressing, tensor
+sizes by shape inference before anything is allocated.
+
+The rank of a shape (at most ``MAX_RANK``) is part of the file format
+(``specs/refc-graph-1.schema.json``), not a limit.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from refcompiler.errors import LimitExceeded, UsageError
+
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown"]
+
+MAX_RANK = 8
+
+
+@dataclass(frozen=True)
+class Limit:
+    env: str
+    default: int
+    what: str  # "elements in one tensor", as a message says "more than N <what>"
+
+
+# A reference compiler runs small graphs; larger is a mistake or an attack, not a workload.
+LIMITS = {
+    "elements": Limit("REFC_MAX_ELEMENTS", 1 << 24, "elements in one tensor"),
+    "bytes": Limit("REFC_MAX_BYTES", 1 << 30, "bytes of storage and intermediate results in one graph"),
+    "file_bytes": Limit("REFC_MAX_FILE_BYTES", 64 << 20, "bytes in one input file (an .npz: once decompressed)"),
+    "nodes": Limit("REFC_MAX_NODES", 100_000, "nodes and storage entries in one graph file"),
+}
+
+
+def value(name: str) -> int:
+    """The limit ``name`` now: its environment variable, else its default."""
+    limit = LIMITS[name]
+    text = os.environ.get(limit.env)
+    if text is None or text == "":
+        return limit.default
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1")
+    return int(text)
+
+
+def check(name: str, amount: int, where: str) -> None:
+    """Raise ``LimitExceeded`` when ``amount`` is above the limit ``name``;
+    ``where`` names the file or node (``"g.json: node 'ab'"``)."""
+    bound = value(name)
+    if amount > bound:
+        limit = LIMITS[name]
+        raise LimitExceeded(f"{where}: needs {_count(amount)} {limit.what}, more than the limit {bound} ({limit.env})")
+
+
+def over(name: str, where: str) -> LimitExceeded:
+    """The error for ``where`` having more than the limit ``name`` (the amount unknown:
+    reading stopped at the limit)."""
+    limit = LIMITS[name]
+    return LimitExceeded(f"{where}: more than the limit of {value(name)} {limit.what} ({limit.env})")
+
+
+def _count(n: int) -> str:
+    return str(n) if n < 10**30 else _magnitude(n)
+
+
+def _magnitude(n: int) -> str:
+    # str() of an int over 4300 digits raises in Python 3.11+; the bit length does not
+    return f"{'-' if n < 0 else ''}about 10**{int((abs(n).bit_length() - 1) * 0.30103)}"
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """``value`` for a one-line message: ``repr`` (so control characters and
+    ANSI escapes are escaped, not printed), cut to about ``limit`` characters."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return _magnitude(value)
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + "...'" + f" ({len(text)} characters)"

@@ -1,0 +1,72 @@
+"""``--out``: checked before any work; ``-`` and ``/dev/null``; a campaign's lock;
+``--workers`` capped at the cores."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from refcompiler.files import locked_dir
+
+from refc.cli.common import cores
+from tests.cli.inprocess import refc
+
+ROOT = Path(__file__).resolve().parents[2]
+SGD = ROOT / "examples" / "sgd_momentum.json"
+
+
+def test_run_out_dash_writes_the_npz_to_stdout():
+    done = subprocess.run([sys.executable, "-m", "refc", "run", str(SGD), "--out", "-"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with np.load(io.BytesIO(done.stdout)) as data:
+        assert sorted(data.files) == ["loss", "v", "w", "x"]
+
+
+def test_run_out_dev_null(capsys):
+    code, out, _ = refc(capsys, "run", SGD, "--out", "/dev/null")
+    assert code == 0 and "to /dev/null" in out
+
+
+def test_run_out_a_dangling_link_is_refused_before_running(capsys, tmp_path, monkeypatch):
+    link = tmp_path / "o.npz"
+    link.symlink_to(tmp_path / "nowhere" / "o.npz")
+    monkeypatch.setattr("refc.cli.run.load", lambda args: (_ for _ in ()).throw(AssertionError("ran")))
+    code, _, err = refc(capsys, "run", SGD, "--out", link)
+    assert code == 2 and "is a dangling symbolic link" in err and not (tmp_path / "nowhere").exists()
+
+
+def test_fuzz_out_that_cannot_be_written_is_refused(capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    for out in (tmp_path / "file", tmp_path / "file" / "sub", "/proc/sys/refc-out", "/dev/null"):
+        code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", "1", "--out", out)
+        assert code == 2 and f"cannot write {out}" in err
+
+
+def test_a_second_campaign_into_one_directory_is_refused(capsys, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    with locked_dir(out):  # as a running campaign holds it
+        code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", "1", "--out", out)
+    assert code == 2 and "in use by another refc process" in err
+    assert not (out / "summary.json").exists()
+
+
+def test_a_planted_link_in_a_campaign_out_directory_is_not_followed(capsys, tmp_path):
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    out.mkdir()
+    victim.write_text("precious")
+    (out / "summary.json").symlink_to(victim)
+    code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", "1", "--out", out)
+    assert code == 2 and "symbolic link inside the output directory" in err
+    assert victim.read_text() == "precious"
+
+
+def test_workers_are_capped_at_the_cores_unless_forced(capsys, tmp_path):
+    code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", cores() + 1, "--out", tmp_path / "o")
+    assert code == 2 and f"only {cores()} cores are available (--force-workers" in err
+    code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", cores() + 1, "--force-workers", "--out", tmp_path / "o")
+    assert code == 0, err

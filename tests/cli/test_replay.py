@@ -1,0 +1,71 @@
+"""``refc replay``: a case file is data; plug-ins run only when allowed, and contained."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.inprocess import refc
+
+ROOT = Path(__file__).resolve().parents[2]
+SGD = json.loads((ROOT / "examples" / "sgd_momentum.json").read_text())
+
+# a module in the current directory that leaves a mark when imported
+MARKER_MODULE = "import pathlib\npathlib.Path('imported.mark').write_text('x')\ndef passes():\n    return 'O2'\n"
+
+
+def _write(folder: Path, name: str, **fields) -> Path:
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps({**SGD, **fields}))
+    return path
+
+
+def test_a_case_naming_a_module_never_imports_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h8_marker_plugin.py").write_text(MARKER_MODULE)
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    _write(cases, "a_exit", pipeline="sys:exit")
+    _write(cases, "b_local", pipeline="h8_marker_plugin:passes")
+    _write(cases, "c_wrong", expect={"reject": "OWN-4"})  # runs although plug-in cases come first
+    code, out, _ = refc(capsys, "replay", cases)
+    assert code == 2
+    assert "a_exit.json: needs plug-in sys (a case file is data; replay with --allow-plugin sys" in out
+    assert "b_local.json: needs plug-in h8_marker_plugin" in out
+    assert "c_wrong.json: regressed: expected reject OWN-4" in out
+    assert "3 cases: 0 ok, 1 regressed, 0 malformed, 2 needs plug-in" in out
+    assert not (tmp_path / "imported.mark").exists()
+
+
+def test_an_allowed_plugin_runs_contained(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h8_marker_plugin.py").write_text(MARKER_MODULE)
+    for name, pipeline in [("exit", "sys:exit"), ("fork", "os:fork"), ("stdin", "builtins:input"), ("raise", "json:loads")]:
+        _write(tmp_path, name, pipeline=pipeline)
+    _write(tmp_path, "local", pipeline="h8_marker_plugin:passes")
+    _write(tmp_path, "plain")
+    allow = [x for m in ("sys", "os", "builtins", "json", "h8_marker_plugin:passes") for x in ("--allow-plugin", m)]
+    code, out, _ = refc(capsys, "replay", *allow, "--plugin-timeout", "60", tmp_path)
+    lines = {line.split(".json: ")[0].rsplit("/", 1)[-1]: line for line in out.splitlines() if ".json: " in line}
+    assert "regressed: plug-in sys: raised SystemExit()" in lines["exit"]
+    assert "a plug-in may not fork" in lines["fork"]
+    assert "EOFError" in lines["stdin"]  # stdin is closed: input() ends at once, it does not block
+    assert "pass loads raised TypeError" in lines["raise"]
+    assert "local.json: ok: pass" in lines["local"] and (tmp_path / "imported.mark").exists()
+    assert "plain.json: ok: pass" in lines["plain"]
+    assert code == 1 and "6 cases: 2 ok, 4 regressed, 0 malformed, 0 needs plug-in" in out
+
+
+def test_a_plugin_that_hangs_is_stopped(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h8_hang.py").write_text("import time\ndef passes():\n    time.sleep(600)\n")
+    _write(tmp_path, "hang", pipeline="h8_hang:passes")
+    code, out, _ = refc(capsys, "replay", "--allow-plugin", "h8_hang", "--plugin-timeout", "5", tmp_path)
+    assert code == 1 and "hang.json: regressed: plug-in h8_hang: no verdict within 5 s" in out
+
+
+def test_replay_help_describes_the_verdicts(capsys):
+    code, out, _ = refc(capsys, "replay", "--help")
+    assert code == 0
+    for words in ("ok", "regressed", "malformed", "needs plug-in", "--allow-plugin", "kills NAME", "does not kill NAME"):
+        assert words in out

@@ -1,0 +1,96 @@
+"""``fuzz.replay``: each verdict on a case built to get it."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refcompiler.errors import MalformedInput
+
+from fuzz.case import case_from_doc
+from fuzz.corpus import load_case
+from fuzz.replay import Verdict, case_problem, exit_code, judge, plugin_modules
+
+ROOT = Path(__file__).resolve().parents[2]
+SGD = json.loads((ROOT / "examples" / "sgd_momentum.json").read_text())
+MUTANT_CASE = ROOT / "corpus" / "mutant.lower-state-no-writeback.json"
+
+
+def _case(**fields):
+    return case_from_doc({**SGD, **fields})
+
+
+def test_a_plain_case_is_ok_and_names_no_plugin():
+    case = _case()
+    assert plugin_modules(case) == ()
+    assert judge(case).verdict is Verdict.OK
+
+
+def test_plugins_are_listed_without_importing_them():
+    case = _case(pipeline="O2,no_such_module_h8:passes,os:fork")
+    assert plugin_modules(case) == ("no_such_module_h8", "os")
+    assert case_problem(case) is None  # the plug-in items are not resolved
+
+
+def test_an_unmet_expectation_is_regressed():
+    out = judge(_case(expect={"reject": "OWN-4"}))
+    assert out.verdict is Verdict.REGRESSED and "expected reject OWN-4" in out.detail
+
+
+def test_a_mutant_case_must_still_kill_its_mutant():
+    case = load_case(MUTANT_CASE)
+    assert judge(case).verdict is Verdict.OK and "kills lower-state-no-writeback" in judge(case).detail
+    # the same graph recorded against a mutant it does not kill
+    wrong = replace(case, mutant="verify-allow-two-saves")
+    out = judge(wrong)
+    assert out.verdict is Verdict.REGRESSED and "no longer kills its mutant verify-allow-two-saves" in out.detail
+
+
+def test_replay_against_a_mutant_says_kills_or_no_longer_kills():
+    case = load_case(MUTANT_CASE)
+    assert judge(case, mutant="lower-state-no-writeback").detail == "kills lower-state-no-writeback"
+    other = judge(case, mutant="verify-allow-two-saves")
+    assert other.verdict is Verdict.OK and other.detail == "does not kill verify-allow-two-saves"
+    recorded = replace(case, mutant="verify-allow-two-saves")
+    assert judge(recorded, mutant="verify-allow-two-saves").verdict is Verdict.REGRESSED
+
+
+NODES = [n["name"] for n in SGD["nodes"]]
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"pipeline": "O7"}, "pipeline: unknown pass 'O7'"),
+        ({"mutant": "no-such-mutant"}, "mutant: unknown mutant 'no-such-mutant'"),
+        ({"schedule": NODES[1:]}, f"schedule: misses: '{NODES[0]}'"),
+        ({"schedule": NODES + NODES[:1]}, f"schedule: names a node twice: '{NODES[0]}'"),
+        ({"schedule": NODES + ["nope"]}, "schedule: names no node: 'nope'"),
+    ],
+)
+def test_a_case_that_cannot_be_checked_is_malformed(fields, message):
+    out = judge(_case(**fields))
+    assert out.verdict is Verdict.MALFORMED and out.detail.startswith(message)
+
+
+def test_an_illegal_stored_schedule_is_malformed():
+    assert judge(_case(schedule=NODES)).verdict is Verdict.OK  # the file's order is a legal one
+    out = judge(_case(schedule=NODES[::-1]))  # every node, but a result before its inputs
+    assert out.verdict is Verdict.MALFORMED and "not a legal order" in out.detail
+
+
+@pytest.mark.parametrize("invariant", ["SEM-1", "SCH-1", "IR-4", "MEM-1", "NOPE"])
+def test_reject_names_only_a_verifier_invariant(invariant):
+    with pytest.raises(MalformedInput, match="not an invariant the verifier rejects with"):
+        _case(expect={"reject": invariant})
+
+
+def test_the_exit_code_reflects_every_case():
+    assert exit_code(Counter({Verdict.OK: 3})) == 0
+    assert exit_code(Counter({Verdict.OK: 3, Verdict.REGRESSED: 1})) == 1
+    assert exit_code(Counter({Verdict.REGRESSED: 1, Verdict.NEEDS_PLUGIN: 1})) == 2
+    assert exit_code(Counter({Verdict.MALFORMED: 1})) == 2

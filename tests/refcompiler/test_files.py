@@ -1,0 +1,87 @@
+"""``refcompiler.files``: writing never through a link planted in an output
+directory, output places checked before any work, the output directory lock."""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+
+from refcompiler.files import check_writable_dir, check_writable_file, locked_dir, write_atomic
+
+
+def _write(text: str):
+    return lambda f: f.write(text.encode())
+
+
+def test_a_link_planted_as_a_file_inside_an_out_directory_is_not_followed(tmp_path):
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    out.mkdir()
+    victim.write_text("precious")
+    (out / "summary.json").symlink_to(victim)
+    with pytest.raises(OSError) as info:
+        write_atomic(out / "summary.json", _write("x"), root=out)
+    assert info.value.errno == errno.ELOOP
+    assert victim.read_text() == "precious" and (out / "summary.json").is_symlink()
+
+
+def test_a_link_planted_as_a_directory_inside_an_out_directory_is_not_followed(tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "cases").symlink_to(elsewhere)
+    with pytest.raises(OSError, match="symbolic link inside the output directory"):
+        write_atomic(out / "cases" / "c.json", _write("x"), root=out)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_out_directory_itself_may_be_a_link_the_user_named(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    write_atomic(tmp_path / "out" / "cases" / "c.json", _write("x"), root=tmp_path / "out")
+    assert (real / "cases" / "c.json").read_text() == "x"
+
+
+def test_a_dangling_link_is_refused_and_its_target_not_created(tmp_path):
+    link = tmp_path / "out.npz"
+    link.symlink_to(tmp_path / "nowhere" / "t.npz")
+    with pytest.raises(OSError, match="dangling"):
+        write_atomic(link, _write("x"))
+    with pytest.raises(OSError, match="dangling"):
+        check_writable_file(link)
+    assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("make", ["file", "under_file", "dangling", "unwritable"])
+def test_an_out_directory_that_cannot_be_written_is_refused(tmp_path, make):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = {
+        "file": blocker,
+        "under_file": blocker / "out",
+        "dangling": tmp_path / "link",
+        "unwritable": "/proc/sys/refc-out",  # proc: nothing can be created here, even as root
+    }[make]
+    if make == "dangling":
+        path.symlink_to(tmp_path / "missing")
+    with pytest.raises(OSError):
+        check_writable_dir(path)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_second_holder_of_the_out_directory_lock_is_refused(tmp_path):
+    with locked_dir(tmp_path):
+        with pytest.raises(BlockingIOError, match="in use by another refc process"):
+            with locked_dir(tmp_path):
+                pass
+    with locked_dir(tmp_path):  # released
+        pass
+
+
+def test_the_lock_file_is_not_a_planted_link(tmp_path):
+    (tmp_path / ".lock").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(OSError):
+        with locked_dir(tmp_path):
+            pass
+    assert not (tmp_path / "elsewhere").exists()

@@ -1,0 +1,123 @@
+"""``refcompiler.limits``: each limit breached by input built to breach it, before
+the memory is used, as exit 2 with one line naming the node or file and the limit."""
+
+from __future__ import annotations
+
+import json
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.cli.inprocess import refc
+
+ROOT = Path(__file__).resolve().parents[2]
+SGD = ROOT / "examples" / "sgd_momentum.json"
+
+
+def _graph(tmp_path: Path, storage: list, nodes: list) -> Path:
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"format": "refc-graph/1", "storage": storage, "nodes": nodes}))
+    return path
+
+
+def _placeholder(name: str, shape: list[int]) -> dict:
+    return {"name": name, "kind": "placeholder", "dtype": "float32", "shape": shape}
+
+
+BROADCAST = ([_placeholder("a", [100000, 1]), _placeholder("b", [1, 100000])], [{"name": "ab", "op": "add", "inputs": ["a", "b"]}])
+
+
+@pytest.mark.parametrize("command", [["check"], ["run"], ["run", "--reference"], ["compile"]])
+def test_an_intermediate_over_the_element_limit_is_refused_before_allocation(tmp_path, capsys, command):
+    path = _graph(tmp_path, *BROADCAST)
+    code, _, err = refc(capsys, *command, path)
+    assert code == 2
+    assert err.strip().endswith("node 'ab' (add) result 0 [100000, 100000]: needs 10000000000 elements in one tensor, "
+                                "more than the limit 16777216 (REFC_MAX_ELEMENTS)")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_the_element_limit_is_adjustable(tmp_path, capsys, monkeypatch):
+    path = _graph(tmp_path, *BROADCAST)
+    monkeypatch.setenv("REFC_MAX_ELEMENTS", str(10**10))
+    monkeypatch.setenv("REFC_MAX_BYTES", str(10**11))
+    assert refc(capsys, "check", path)[0] == 0  # check infers shapes only
+    monkeypatch.setenv("REFC_MAX_ELEMENTS", "many")
+    code, _, err = refc(capsys, "check", path)
+    assert code == 2 and "REFC_MAX_ELEMENTS='many': expected a whole number" in err
+
+
+def test_a_storage_over_the_element_limit(tmp_path, capsys):
+    code, _, err = refc(capsys, "check", _graph(tmp_path, [_placeholder("a", [5000, 5000])], []))
+    assert code == 2 and "g.json: storage[0] ('a').shape: needs 25000000 elements in one tensor" in err
+
+
+def test_a_graph_over_the_byte_limit(tmp_path, capsys):
+    storage = [_placeholder(f"s{i}", [4096, 4096]) for i in range(400)]  # 64 MiB each
+    code, _, err = refc(capsys, "check", _graph(tmp_path, storage, []))
+    assert code == 2 and "needs 26843545600 bytes of storage and intermediate results in one graph" in err
+    assert "(REFC_MAX_BYTES)" in err
+
+
+def test_intermediates_count_toward_the_byte_limit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_BYTES", "100")
+    nodes = [{"name": "r", "op": "relu", "inputs": ["a"]}, {"name": "n", "op": "neg", "inputs": ["r"]}]
+    code, _, err = refc(capsys, "check", _graph(tmp_path, [_placeholder("a", [10])], nodes))
+    assert code == 2 and "at node 'n': needs 120 bytes" in err  # 40 storage + 40 + 40 results
+
+
+def test_reading_an_endless_file_stops_at_the_limit(capsys):
+    start = time.monotonic()
+    code, _, err = refc(capsys, "check", "/dev/zero")
+    assert code == 2 and "/dev/zero: more than the limit of 67108864 bytes" in err and "REFC_MAX_FILE_BYTES" in err
+    assert time.monotonic() - start < 20
+
+
+def test_the_file_size_limit_is_adjustable(capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", "100")
+    code, _, err = refc(capsys, "check", SGD)
+    assert code == 2 and "more than the limit of 100 bytes" in err
+
+
+def test_the_node_limit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_NODES", "3")
+    code, _, err = refc(capsys, "check", SGD)
+    assert code == 2 and "nodes and storage entries in one graph file, more than the limit 3 (REFC_MAX_NODES)" in err
+
+
+def _bomb(path: Path, shape: tuple[int, ...]) -> None:
+    """An .npz whose one member claims ``shape`` and compresses to almost nothing."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, zf.open("x.npy", "w", force_zip64=True) as m:
+        np.lib.format.write_array_header_1_0(m, {"descr": "<f4", "fortran_order": False, "shape": shape})
+        for _ in range(64):
+            m.write(bytes(1 << 20))
+
+
+def test_an_npz_is_checked_from_its_headers_before_decompressing(tmp_path, capsys):
+    bomb = tmp_path / "bomb.npz"
+    _bomb(bomb, (20000, 20000))
+    assert bomb.stat().st_size < 1 << 20
+    code, _, err = refc(capsys, "run", SGD, "--inputs", bomb)
+    assert code == 2 and "bomb.npz: 'x': needs 400000000 elements in one tensor" in err
+
+
+def test_an_npz_over_the_file_byte_limit(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", "3000")  # above the graph file, below the arrays
+    path = tmp_path / "in.npz"
+    np.savez(path, x=np.zeros((4, 3), np.float32), w=np.zeros((30, 30), np.float32))
+    code, _, err = refc(capsys, "run", SGD, "--inputs", path)
+    assert code == 2 and "'w' (decompressed): needs 3648 bytes in one input file" in err
+
+
+def test_an_npz_of_high_rank_or_objects(tmp_path, capsys):
+    path = tmp_path / "rank.npz"
+    np.savez(path, x=np.zeros([1] * 12, np.float32))
+    code, _, err = refc(capsys, "run", SGD, "--inputs", path)
+    assert code == 2 and "rank.npz: 'x': rank 12 is above 8" in err
+    path = tmp_path / "obj.npz"
+    np.savez(path, x=np.array([1, "a"], dtype=object))
+    code, _, err = refc(capsys, "run", SGD, "--inputs", path)
+    assert code == 2 and "obj.npz: 'x': dtype object is not a number type" in err
