@@ -21,8 +21,10 @@ from typing import Iterator
 __all__ = ["CaseTimeout", "time_limit"]
 
 
-class CaseTimeout(Exception):
-    """A case ran past its time limit (a finding about the case, not a crash)."""
+class CaseTimeout(BaseException):
+    """A case ran past its time limit (a finding about the case, not a crash). A
+    ``BaseException``, so that the stages' ``except Exception`` (a crash in refc) lets
+    it through to the campaign, which reports it."""
 
     def __init__(self, seconds: float):
         self.seconds = seconds

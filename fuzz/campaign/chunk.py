@@ -7,6 +7,7 @@ on that signature), the smallest failing example seen is kept, and
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -20,8 +21,9 @@ from fuzz.campaign.cases import fuzz_cases
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Example, Failure, finish
 from fuzz.case import Case, Expect, ExpectKind
-from fuzz.oracle import Finding, Signature, check_case
+from fuzz.oracle import Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
+from fuzz.time_limit import CaseTimeout, time_limit
 
 __all__ = ["Chunk", "ChunkResult", "run_chunk"]
 
@@ -99,7 +101,21 @@ class _ChunkRun:
     def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         s, c = self.state, self.config
         focus = s.best.finding if s.best is not None else None
-        report = check_case(Case(graph, expect, c.pipeline), mutant=c.mutant, schedulers=c.schedulers, seed=case_seed, target=s.target, focus=focus, symbolic=c.symbolic)
+        # SIGALRM works in a main thread only: a chunk run by a thread executor is not limited
+        limit = c.case_seconds if threading.current_thread() is threading.main_thread() else None
+        try:
+            with time_limit(limit):
+                report = check_case(
+                    Case(graph, expect, c.pipeline),
+                    mutant=c.mutant,
+                    schedulers=c.schedulers,
+                    seed=case_seed,
+                    target=s.target,
+                    focus=focus,
+                    symbolic=c.symbolic,
+                )
+        except CaseTimeout as e:
+            return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)")
         s.schedules += report.schedules
         return report.finding
 

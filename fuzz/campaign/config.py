@@ -38,6 +38,8 @@ class CampaignConfig:
     stop_on_failure: bool = False
     # the symbolic oracle stage: True on, False off, None on for small graphs
     symbolic: bool | None = None
+    # wall-clock seconds one case may take before it is reported as a timeout (None: no limit)
+    case_seconds: float | None = 60.0
     command: str | None = None  # the command line that started the campaign, recorded in each case
 
     def __post_init__(self) -> None:

@@ -64,6 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--symbolic", choices=("auto", "on", "off"), default="auto",
                    help="symbolic translation validation of every distinct compiled program: "
                         "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
+    p.add_argument("--case-seconds", type=positive_seconds, default=60.0, metavar="SECONDS",
+                   help="a case that takes longer is reported as a timeout finding (default 60)")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
@@ -195,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         max_nodes=args.max_nodes,
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
+        case_seconds=args.case_seconds,
         shrink_grace=args.shrink_grace,
         command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
     )

@@ -52,3 +52,12 @@ def test_outside_the_main_thread_it_refuses_rather_than_not_limiting():
     t.start()
     t.join()
     assert errors and "main thread" in str(errors[0])
+
+
+def test_a_campaign_reports_a_case_past_its_time_limit_as_a_timeout_finding():
+    from fuzz.campaign import CampaignConfig, run_campaign
+
+    config = CampaignConfig(budget=None, max_cases=3, chunk_cases=3, seed=0, workers=1, out=None, case_seconds=1e-4, reduce_attempts=0, shrink_calls=0)
+    summary = run_campaign(config)
+    assert summary.found, "every case runs past 0.1 ms"
+    assert all("timeout: the case ran past its time limit" in f.explanation for f in summary.found.values())
