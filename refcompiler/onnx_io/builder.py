@@ -19,7 +19,7 @@ from specs import Dtype, OpKind, TensorType
 from specs.shapes import ShapeError
 
 from refcompiler.graph import Init, Node, Ref, Storage, StorageKind, freeze_attrs
-from refcompiler.graph_json import MAX_ELEMENTS
+from refcompiler import limits
 from refcompiler.onnx_io.errors import Refused
 from refcompiler.onnx_io.types import Namer, check_shape
 from refcompiler.spec import spec_of
@@ -106,5 +106,6 @@ class Builder:
 
 
 def _check_size(t: TensorType, where: str) -> None:
-    if math.prod(t.shape) > MAX_ELEMENTS:
-        raise Refused(where, f"a tensor of {math.prod(t.shape)} elements is more than refc handles ({MAX_ELEMENTS})")
+    bound = limits.value("elements")
+    if math.prod(t.shape) > bound:
+        raise Refused(where, f"a tensor of {math.prod(t.shape)} elements is more than refc handles ({bound}, REFC_MAX_ELEMENTS)")
