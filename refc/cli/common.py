@@ -104,7 +104,7 @@ def out_dir(path: str) -> None:
     try:
         check_writable_dir(path)
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        raise UsageError(f"--out {path}: cannot write there: {e.strerror or e}") from None
 
 
 def out_file(path: str) -> None:

@@ -43,7 +43,7 @@ def test_fuzz_out_that_cannot_be_written_is_refused(capsys, tmp_path):
     (tmp_path / "file").write_text("")
     for out in (tmp_path / "file", tmp_path / "file" / "sub", "/proc/sys/refc-out", "/dev/null"):
         code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", "1", "--out", out)
-        assert code == 2 and f"cannot write {out}" in err
+        assert code == 2 and err.startswith(f"refc fuzz: --out {out}: cannot write there")
 
 
 def test_a_second_campaign_into_one_directory_is_refused(capsys, tmp_path):
@@ -61,8 +61,12 @@ def test_a_planted_link_in_a_campaign_out_directory_is_not_followed(capsys, tmp_
     victim.write_text("precious")
     (out / "summary.json").symlink_to(victim)
     code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", "1", "--out", out)
-    assert code == 2 and "symbolic link inside the output directory" in err
+    # an earlier run's outputs (the planted link among them) are moved aside, never written through
+    assert code == 0 and "moved the earlier campaign's outputs" in err
     assert victim.read_text() == "precious"
+    assert (out / "summary.json").is_file() and not (out / "summary.json").is_symlink()
+    moved = [p for p in out.glob("earlier-*/summary.json")]
+    assert len(moved) == 1 and moved[0].is_symlink()
 
 
 def test_workers_are_capped_at_the_cores_unless_forced(capsys, tmp_path):
