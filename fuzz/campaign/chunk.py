@@ -92,7 +92,7 @@ class _ChunkRun:
     def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         s, c = self.state, self.config
         focus = s.best.finding if s.best is not None else None
-        report = check_case(Case(graph, expect, c.pipeline), mutant=c.mutant, schedulers=c.schedulers, seed=case_seed, target=s.target, focus=focus, symbolic=c.symbolic)
+        report = check_case(Case(graph, expect, c.pipeline), mutant=c.mutant, schedulers=c.schedulers, seed=case_seed, target=s.target, focus=focus, symbolic=c.symbolic, compiler=c.target)
         s.schedules += report.schedules
         return report.finding
 

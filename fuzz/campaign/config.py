@@ -35,6 +35,8 @@ class CampaignConfig:
     stop_on_failure: bool = False
     # the symbolic oracle stage: True on, False off, None on for small graphs
     symbolic: bool | None = None
+    # an external compiler to fuzz instead of refc's (refcompiler.targets: a name or module:attr)
+    target: str | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from refcompiler.errors import UsageError
+from refc.cli import fuzz_target
 from refc.cli.common import positive_seconds, whole_number
 
 
@@ -44,6 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
+    p.add_argument("--target", metavar="NAME", default=None,
+                   help="fuzz an external compiler instead of refc's: onnxruntime, or module:attribute; "
+                        "each finding also gets a bug folder OUT/bugs/<signature>/")
     p.set_defaults(func=run)
 
 
@@ -59,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.scheduler is not None:
         resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
+    fuzz_target.check_target(args.target)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out}: exists and is not a directory")
@@ -74,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         max_nodes=args.max_nodes,
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
+        target=args.target,
     )
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
     summary = run_campaign(config, progress=progress)
@@ -84,8 +90,11 @@ def run(args: argparse.Namespace) -> int:
         f"({doc['schedules_per_second']}/s) in {doc['seconds']:.1f}s; {doc['failures']} failing, "
         f"{doc['distinct_failures']} distinct; wrote {out / 'summary.json'}"
     )
+    bugs = fuzz_target.write_bugs(doc, out, args.target)
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
         print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: refc replay {out / entry['case']}"
               + (f" --mutant {config.mutant}" if config.mutant else ""))
+    for folder in bugs:
+        print(f"  bug folder {folder}: python {folder / 'repro.py'}")
     return 1 if summary.failed else 0

@@ -17,8 +17,8 @@ READ_THEN_SAVE = ROOT / "examples" / "read_then_save.json"
 
 
 def test_the_chain_is_one_ordered_list_of_stages():
-    assert [s.name for s in CHAIN] == [Stage.VERIFY, Stage.REFERENCE, Stage.PROOF, Stage.COMPILE, Stage.DIFFERENTIAL]
-    assert [s.per_schedule for s in CHAIN] == [False, False, False, True, True]
+    assert [s.name for s in CHAIN] == [Stage.VERIFY, Stage.REFERENCE, Stage.PROOF, Stage.COMPILE, Stage.DIFFERENTIAL, Stage.SYMBOLIC]
+    assert [s.per_schedule for s in CHAIN] == [False, False, False, True, True, True]
     assert {"G-1", "SCH-2", "SCH-1", "MEM-1", "SEM-1"} <= {i for s in CHAIN for i in s.invariants}
 
 
