@@ -104,7 +104,7 @@ class OnnxruntimeTarget:
     """``pairwise``: the 8 configurations of ``_PAIRWISE`` instead of all 32
     (built-in target ``onnxruntime-pairs``: four times the graphs per second)."""
 
-    requirement = "python3 -m pip install -e '.[onnx]'  (onnx and onnxruntime)"
+    requirement = "python3 -m pip install -e '.[ort]'  (onnx and onnxruntime)"
 
     def __init__(self, pairwise: bool = False):
         self.pairwise = pairwise

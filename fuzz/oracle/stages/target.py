@@ -43,8 +43,15 @@ INVARIANTS = ("TGT-1", "TGT-2", "TGT-3", "TGT-4")
 
 def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     """The oracle's finding for a discrepancy: located at the nodes behind the
-    storage that differed (every node, when the whole target failed)."""
-    nodes = sorted(cones(graph).get(d.storage, ())) if d.storage else [n.name for n in graph.nodes]
+    storage that differed, the readers of an input that changed, or every node
+    when the whole target failed."""
+    behind = cones(graph)
+    if d.storage in behind:
+        nodes = sorted(behind[d.storage])
+    elif d.storage is not None:  # an input: the nodes that read it
+        nodes = [n.name for n in graph.nodes if d.storage in {r.name for r in n.inputs} | set(n.state)]
+    else:
+        nodes = [n.name for n in graph.nodes]
     kinds = tuple(sorted({graph.node_by_name[n].op.value for n in nodes}))
     return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", Location(tuple(nodes), kinds))
 
