@@ -8,7 +8,7 @@
 - ``isolate``: the same harness in a child process, so that a crash or hang is a
   result;
 - ``bugs``: a bug folder a target's maintainers can run without refc;
-- one module per built-in target: ``onnxruntime``.
+- one module per built-in target: ``onnxruntime``, ``torch_inductor``.
 
 A target is named by its built-in name or as ``module:attribute``.
 """
@@ -25,6 +25,7 @@ __all__ = ["BUILTIN", "resolve_target"]
 BUILTIN = {
     "onnxruntime": "refcompiler.targets.onnxruntime:TARGET",
     "onnxruntime-pairs": "refcompiler.targets.onnxruntime:PAIRS",
+    "torch-inductor": "refcompiler.targets.torch_inductor:TARGET",
 }
 
 

@@ -100,6 +100,7 @@ class Outcome:
     crash_config: str | None = None  # the configuration that crashes on its own, when found
     crash_passing: str | None = None  # one that does not
     results: list[ConfigRun] = field(default_factory=list)
+    entry: Values | None = None  # every placeholder and owned variable at entry to run 1
 
 
 def written_storage(graph: Graph) -> list[str]:
@@ -147,4 +148,4 @@ def execute_all(target: Target, graph: Graph, inputs: Mapping[str, np.ndarray] |
         return Outcome(refused=program.reason)
     entry = bind_inputs(graph, inputs or {})
     configs = [c for c in target.configurations() if only is None or c.key == only]
-    return Outcome(results=[execute(target, program, c, graph, entry, runs) for c in configs])
+    return Outcome(results=[execute(target, program, c, graph, entry, runs) for c in configs], entry=entry)

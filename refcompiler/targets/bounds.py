@@ -17,7 +17,9 @@ the cones of every carried storage those nodes read (``cones`` is the fixpoint).
   ``ABS_SLACK`` times the largest magnitude of the expected tensor. Errors
   compound: an op downstream of an inexact one sees inputs already off (exp
   multiplies a relative error by |x|, a matmul adds up its inputs' errors), and a
-  second run starts from the first run's state. So a cone of ``m`` inexact nodes,
+  second run starts from the first run's state. The slack is relative to the
+  largest magnitude the cone reads too (an exact op after an inexact one can
+  cancel: ``x - tanh(x)``). So a cone of ``m`` inexact nodes,
   after run ``k``, owes the bound times ``GROWTH ** (m * k - 1)``, at most
   ``MAX_ULPS`` ULPs (``bound_for``).
 - ``ZERO_SIGN_OPS`` (max, relu, the min/max of ``quantization_profile``): IEEE 754
@@ -38,7 +40,7 @@ from refcompiler.graph import Graph
 from refcompiler.onnx_io.compare import ABS_SLACK, ULP_BOUND, ulp_distance
 from refcompiler.values import same_bits
 
-__all__ = ["EXACT_OPS", "ZERO_SIGN_OPS", "GROWTH", "MAX_ULPS", "cones", "op_kinds", "inexact_nodes", "bound_for", "agree"]
+__all__ = ["EXACT_OPS", "ZERO_SIGN_OPS", "GROWTH", "MAX_ULPS", "cones", "op_kinds", "inexact_nodes", "read_scale", "bound_for", "agree"]
 
 EXACT_OPS = frozenset(
     {
@@ -96,6 +98,17 @@ def op_kinds(graph: Graph, nodes: frozenset[str]) -> frozenset[OpKind]:
     return frozenset(graph.node_by_name[n].op for n in nodes)
 
 
+def read_scale(graph: Graph, nodes: frozenset[str], values: dict[str, np.ndarray]) -> float:
+    """The largest finite float magnitude among the storage ``nodes`` read, in ``values``."""
+    best = 0.0
+    for name in _storage_read(graph, set(nodes)):
+        a = values.get(name)
+        if a is not None and a.dtype.kind == "f" and a.size:
+            finite = a[np.isfinite(a)]
+            best = max(best, float(np.abs(finite).max()) if finite.size else 0.0)
+    return best
+
+
 def inexact_nodes(graph: Graph, nodes: frozenset[str]) -> int:
     return sum(graph.node_by_name[n].op not in EXACT_OPS for n in nodes)
 
@@ -105,30 +118,37 @@ def bound_for(inexact: int, run: int) -> float:
     return float(min(GROWTH ** max(inexact * run - 1, 0), MAX_ULPS // ULP_BOUND))
 
 
-def agree(got: np.ndarray, want: np.ndarray, ops: frozenset[OpKind], *, bitwise: bool = False, factor: float = 1.0) -> tuple[bool, int]:
+def agree(
+    got: np.ndarray, want: np.ndarray, ops: frozenset[OpKind], *, bitwise: bool = False, factor: float = 1.0, scale: float = 0.0
+) -> tuple[bool, int]:
     """(whether ``got`` may stand for ``want`` given the ops behind it, ULP
-    distance); ``factor`` scales the one-op bound (``bound_for``)."""
+    distance); ``factor`` scales the one-op bound (``bound_for``); ``scale``: the
+    largest magnitude the cone read (its absolute slack is relative to that or to
+    ``want``'s, whichever is larger: ``x - tanh(x)`` cancels, and the error tanh
+    made relative to x is then many ULPs of the small result)."""
     got, want = np.asarray(got), np.asarray(want)
-    if bitwise or got.dtype != want.dtype or got.shape != want.shape:
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False, 2**32
+    if bitwise:
         ok = same_bits(got, want)
-        return ok, 0 if ok else 2**32
+        return ok, 0 if ok or got.dtype != np.float32 else ulp_distance(got, want)
     if got.dtype.kind != "f":
         return same_bits(got, want), 0
     got, want = _canonical(got, ops), _canonical(want, ops)
     if ops <= EXACT_OPS:
         ok = same_bits(got, want)
         return ok, 0 if ok else ulp_distance(got, want)
-    return _within(got, want, factor)
+    return _within(got, want, factor, scale)
 
 
-def _within(got: np.ndarray, want: np.ndarray, factor: float) -> tuple[bool, int]:
+def _within(got: np.ndarray, want: np.ndarray, factor: float, read_scale: float) -> tuple[bool, int]:
     ulps = ulp_distance(got, want)
     if ulps <= ULP_BOUND * factor:
         return True, ulps
     finite = np.isfinite(want)
     if not np.array_equal(np.where(finite, 0, got), np.where(finite, 0, want), equal_nan=True):
         return False, ulps
-    scale = float(np.abs(want[finite]).max()) if finite.any() else 0.0
+    scale = max(float(np.abs(want[finite]).max()) if finite.any() else 0.0, read_scale)
     with np.errstate(invalid="ignore"):
         close = np.abs(got.astype(np.float64) - want.astype(np.float64)) <= ABS_SLACK * factor * scale
     return bool(close[finite].all()), ulps

@@ -161,7 +161,8 @@ def run_isolated(spec: str, graph: Graph, inputs: Mapping[str, np.ndarray] | Non
         return outcome
     from refcompiler.targets import resolve_target
 
-    for config in resolve_target(spec).configurations()[:_LOCATE_TRIES]:
+    tries = 2 if outcome.hung else _LOCATE_TRIES  # each try of a hang waits the whole timeout
+    for config in resolve_target(spec).configurations()[:tries]:
         alone = worker.call(graph, inputs, runs, config.key, timeout)
         if alone.crash is not None and outcome.crash_config is None:
             outcome.crash_config, outcome.crash = config.key, f"{config.key}: {alone.crash}"
@@ -172,9 +173,12 @@ def run_isolated(spec: str, graph: Graph, inputs: Mapping[str, np.ndarray] | Non
     return outcome
 
 
-def run_target(spec: str, target: Any, graph: Graph, inputs: Mapping[str, np.ndarray] | None, *, isolate: bool, runs: int = 2, timeout: float = DEFAULT_TIMEOUT) -> Outcome:
-    """The target's outcome on ``graph``: in the worker process when ``isolate``
-    (and this process may have children), else in this process."""
+def run_target(spec: str, target: Any, graph: Graph, inputs: Mapping[str, np.ndarray] | None, *, isolate: bool, runs: int = 2, timeout: float | None = None) -> Outcome:
+    """The target's outcome on ``graph``: in the worker process when ``isolate``,
+    else in this process. ``timeout``: seconds per graph, by default the target's
+    own ``timeout`` attribute or ``DEFAULT_TIMEOUT``."""
+    if timeout is None:
+        timeout = float(getattr(target, "timeout", DEFAULT_TIMEOUT))
     if isolate:
         return run_isolated(spec, graph, inputs, runs, timeout)
     return execute_all(target, graph, inputs, runs)

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from refcompiler.graph import Graph
 from refcompiler.targets.base import ConfigRun, Outcome, written_storage
-from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds
+from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale
 from refcompiler.values import Values
 
 __all__ = ["Kind", "Discrepancy", "judge", "INVARIANT_OF"]
@@ -80,7 +80,11 @@ def judge(graph: Graph, outcome: Outcome, reference: Sequence[Values]) -> Discre
             storage, run = r.changed[0]
             return Discrepancy(Kind.CHANGED, f"{r.config.key}: {r.changed_text[0]}", r.config.key, None, storage, run, True)
     behind = cones(graph)
-    ops = {s: (op_kinds(graph, nodes), inexact_nodes(graph, nodes)) for s, nodes in behind.items()}
+    entries = [outcome.entry or {}, *reference]  # what each run starts from
+    ops = {
+        s: (op_kinds(graph, nodes), inexact_nodes(graph, nodes), [read_scale(graph, nodes, e) for e in entries])
+        for s, nodes in behind.items()
+    }  # fmt: skip
     names = [s for s in written_storage(graph) if s in ops]
     if not results:
         return None
@@ -107,8 +111,8 @@ def _configs(results: list[ConfigRun], names: list[str], ops: dict) -> Discrepan
 def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bitwise: bool) -> Discrepancy | None:
     for k, (got, want) in enumerate(zip(r.runs, other.runs), start=1):
         for s in names:
-            kinds, inexact = ops[s]
-            same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k))
+            kinds, inexact, scales = ops[s]
+            same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k), scale=scales[k - 1])
             if not same:
                 owed = "bit for bit" if bitwise else "within the per-op bounds"
                 detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_ulps(ulps)}; owed {owed})"
@@ -119,8 +123,8 @@ def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bit
 def _reference(r: ConfigRun, reference: Sequence[Values], names: list[str], ops: dict) -> Discrepancy | None:
     for k, (got, want) in enumerate(zip(r.runs, reference), start=1):
         for s in names:
-            kinds, inexact = ops[s]
-            same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k))
+            kinds, inexact, scales = ops[s]
+            same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k), scale=scales[k - 1])
             if not same:
                 detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_ulps(ulps)})"
                 return Discrepancy(Kind.REFERENCE, detail, r.config.key, "reference", s, k)

@@ -29,7 +29,7 @@ from typing import Any
 from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.targets.bounds import cones
-from refcompiler.targets.isolate import DEFAULT_TIMEOUT, run_target
+from refcompiler.targets.isolate import run_target
 from refcompiler.targets.verdict import Discrepancy, judge
 
 from fuzz.oracle.context import GraphContext
@@ -56,9 +56,10 @@ def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", Location(tuple(nodes), kinds))
 
 
-def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float = DEFAULT_TIMEOUT) -> OracleStage:
+def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | None = None) -> OracleStage:
     """The stage checking ``target`` (resolved from ``spec``; the child process
-    resolves ``spec`` again)."""
+    resolves ``spec`` again). ``timeout``: seconds per graph, by default the
+    target's own (``isolate.run_target``)."""
 
     def check(ctx: GraphContext) -> Finding | None:
         outcome = run_target(spec, target, ctx.graph, ctx.inputs, isolate=isolate, timeout=timeout)
