@@ -28,7 +28,6 @@ CHAIN: tuple[OracleStage, ...] = (
 )
 
 
-
 def target_chain(spec: str, *, isolate: bool = True) -> tuple[OracleStage, ...]:
     """The chain for an external compiler (``refcompiler.targets``, by name or
     ``module:attr``): the graph verified, the reference run, then the target

@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         max_nodes=args.max_nodes,
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
         target=args.target,
+        # a target is checked on valid graphs; invalid ones test refc's verifier only
+        **({"invalid_share": 0.0} if args.target else {}),
     )
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
     summary = run_campaign(config, progress=progress)

@@ -84,7 +84,11 @@ def serve(spec: str) -> None:
         except EOFError:
             return
         graph, inputs, runs, only = request  # type: ignore[misc]
-        _send(out, execute_all(target, graph, inputs, runs, only))
+        try:
+            outcome = execute_all(target, graph, inputs, runs, only)
+        except Exception as e:  # outside every configuration (building the program): say what
+            outcome = Outcome(crash=f"the harness raised {type(e).__name__}: {e}")
+        _send(out, outcome)
 
 
 class Worker:

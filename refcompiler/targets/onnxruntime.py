@@ -129,8 +129,9 @@ class OnnxruntimeTarget:
 
         try:
             model = export_graph(graph)
-        except (KeyError, NotImplementedError) as e:  # an op the exporter has no lowering for
-            return Refused(f"cannot export to ONNX: {e}")
+        except Exception as e:  # refc's exporter, not the target: not a finding about onnxruntime
+            # (seen: a transpose whose perm is empty makes onnx.helper raise ValueError)
+            return Refused(f"refc's ONNX exporter cannot export the graph: {type(e).__name__}: {e}")
         if not model.graph.output:  # no save, no owned state: onnxruntime needs an output
             return Refused("the graph writes nothing (no save, no owned variable): an ONNX model needs an output")
         inputs = tuple(i.name for i in model.graph.input)
