@@ -42,7 +42,7 @@ def test_a_counterexample_is_confirmed_and_written_as_a_corpus_case(capsys: pyte
     inputs = {name: init for name, init in case.inputs}
     assert all(init.value is not None for init in inputs.values())
     # the case's own inputs show the miscompile under the mutant, and not without it
-    from fuzz.corpus import case_inputs
+    from fuzz.case import case_inputs
 
     values = case_inputs(case)
     want = run_reference(case.graph, values)
