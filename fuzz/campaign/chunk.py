@@ -113,6 +113,7 @@ class _ChunkRun:
                     target=s.target,
                     focus=focus,
                     symbolic=c.symbolic,
+                    compiler=c.target,
                 )
         except CaseTimeout as e:
             return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)")

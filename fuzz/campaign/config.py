@@ -41,6 +41,8 @@ class CampaignConfig:
     # wall-clock seconds one case may take before it is reported as a timeout (None: no limit)
     case_seconds: float | None = 60.0
     command: str | None = None  # the command line that started the campaign, recorded in each case
+    # an external compiler to fuzz instead of refc's (refcompiler.targets: a name or module:attr)
+    target: str | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

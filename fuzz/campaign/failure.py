@@ -58,7 +58,7 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
 
     def fails(g: Graph, focus: Finding | None = finding) -> Finding | None:
         case = Case(g, expect, config.pipeline)
-        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=sig, focus=focus, symbolic=config.symbolic).finding
+        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=sig, focus=focus, symbolic=config.symbolic, compiler=config.target).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
     reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
@@ -93,7 +93,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     correct compiler and reproduces (a plain regression test of its own), else
     the scheduler and seed. Other explicit orders as before: stored when legal
     and reproducing, else none (replay then checks the standard schedules)."""
-    found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "")
+    found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "") + (f" --target {config.target}" if config.target else "")
     base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant,
                 versions=versions(), command=config.command)
     if expect.kind is ExpectKind.REJECT:

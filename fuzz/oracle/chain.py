@@ -13,10 +13,10 @@ from fuzz.case import ExpectKind
 from fuzz.oracle.context import GraphContext, RunContext
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.stage import OracleStage
-from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, verify
+from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, target, verify
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["CHAIN", "Choices", "iter_findings"]
+__all__ = ["CHAIN", "Choices", "iter_findings", "target_chain"]
 
 CHAIN: tuple[OracleStage, ...] = (
     verify.STAGE,
@@ -26,6 +26,17 @@ CHAIN: tuple[OracleStage, ...] = (
     differential.STAGE,
     symbolic.STAGE,
 )
+
+
+def target_chain(spec: str, *, isolate: bool = True) -> tuple[OracleStage, ...]:
+    """The chain for an external compiler (``refcompiler.targets``, by name or
+    ``module:attr``): the graph verified, the reference run, then the target
+    stage; refc's own compiler is not run. ``UsageError`` for an unknown target
+    or one whose package is missing (the pip command)."""
+    from refcompiler.targets import resolve_target
+
+    return (verify.STAGE, reference.STAGE, target.stage_for(spec, resolve_target(spec), isolate=isolate))
+
 
 Choices = Sequence[ScheduleChoice] | Callable[[], Sequence[ScheduleChoice]]
 

@@ -11,7 +11,7 @@ import numpy as np
 from refcompiler.graph import Graph
 
 from fuzz.case import PASS, Case, Expect, case_inputs
-from fuzz.oracle.chain import Choices, iter_findings
+from fuzz.oracle.chain import CHAIN, Choices, iter_findings, target_chain
 from fuzz.oracle.context import GraphContext
 from fuzz.oracle.finding import CaseReport, Finding, Signature
 from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules
@@ -62,6 +62,8 @@ def check_case(
     target: Signature | None = None,
     focus: Finding | None = None,
     symbolic: bool | None = None,
+    compiler: str | None = None,
+    isolate: bool = True,
 ) -> CaseReport:
     """Check a case under its schedule, or its recorded scheduler called with
     its recorded seed, or (without either) under the standard set
@@ -72,7 +74,10 @@ def check_case(
     ``focus`` (a finding of a similar case, e.g. while shrinking): check only
     schedules of the source that found it, and only its pipeline, when the
     case offers them; cheaper, and what a shrinker needs. ``symbolic``: the
-    symbolic stage on, off, or (``None``) on for graphs small enough."""
+    symbolic stage on, off, or (``None``) on for graphs small enough.
+    ``compiler``: an external target (``refcompiler.targets``) to check
+    instead of refc's own compiler (``chain.target_chain``; ``isolate``: in a
+    child process)."""
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
@@ -87,7 +92,8 @@ def check_case(
 
     ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case), symbolic=symbolic)
     pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
-    for f in iter_findings(ctx, choices, pipelines):
+    chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
+    for f in iter_findings(ctx, choices, pipelines, chain):
         if target is None or f.signature == target:
             return CaseReport(f, ctx.schedules)
     return CaseReport(None, ctx.schedules)
@@ -110,3 +116,13 @@ def legal_on_correct_compiler(graph: Graph, order: Sequence[str]) -> bool:
     """Whether the correct compiler accepts ``order`` (an order of ``graph``'s
     nodes, fitted as ``compile_graph`` documents) for ``graph``."""
     return GraphContext(graph).illegal_given(order) is None
+
+
+_CHAINS: dict[tuple[str, bool], tuple] = {}
+
+
+def _target_chain(spec: str, isolate: bool) -> tuple:
+    """``target_chain``, built once per target (resolving imports its package)."""
+    if (spec, isolate) not in _CHAINS:
+        _CHAINS[(spec, isolate)] = target_chain(spec, isolate=isolate)
+    return _CHAINS[(spec, isolate)]

@@ -27,6 +27,7 @@ class Stage(enum.Enum):
     EXECUTE = "execute"  # the IR interpreter and its sanitizer
     DIFFERENTIAL = "differential"  # bit-exact comparison with the reference (SEM-1)
     SYMBOLIC = "symbolic"  # symbolic translation validation: equal for all input values (SEM-1)
+    TARGET = "target"  # a real compiler against itself and the reference (TGT-1..4)
 
 
 @dataclass(frozen=True, order=True)

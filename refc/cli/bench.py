@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from refc.cli import bench_compile, bench_onnx, bench_validate
+from refc.cli import bench_compile, bench_onnx, bench_target, bench_validate
 from refc.cli.common import positive_seconds, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
@@ -270,6 +270,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("compile", "compile time at O0 and O2 against graph size", bench_compile.add_arguments, bench_compile.measure, bench_compile.render),
     Section(*bench_validate.SECTION_ARGS),
     Section("onnx", "conformance to ONNX's node tests, per op", bench_onnx.add_arguments, bench_onnx.measure, bench_onnx.render),
+    Section(*bench_target.SECTION_ARGS),
 )
 
 

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from refcompiler.errors import UsageError
+from refc.cli import fuzz_target
 from refc.cli.common import locked_out, out_dir, positive_seconds, whole_number, worker_count
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
     p.add_argument("--shrink-grace", type=positive_seconds, default=5.0, metavar="SECONDS",
                    help="with --budget, how long past it a new failure may still be shrunk (default 5)")
+    p.add_argument("--target", metavar="NAME", default=None,
+                   help="fuzz an external compiler instead of refc's: onnxruntime, or module:attribute; "
+                        "each finding also gets a bug folder OUT/bugs/<signature>/")
     p.set_defaults(func=run)
 
 
@@ -183,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         resolve_scheduler(args.scheduler)
     resolve_pipeline(args.pipeline)
     workers = worker_count(args.workers, force=args.force_workers)
+    fuzz_target.check_target(args.target)
     out = Path(args.out)
     out_dir(args.out)
     budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
@@ -200,6 +205,9 @@ def run(args: argparse.Namespace) -> int:
         case_seconds=args.case_seconds,
         shrink_grace=args.shrink_grace,
         command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
+        target=args.target,
+        # a target is checked on valid graphs; invalid ones test refc's verifier only
+        **({"invalid_share": 0.0} if args.target else {}),
     )
     print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
     progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
@@ -212,9 +220,12 @@ def run(args: argparse.Namespace) -> int:
         f"({doc['schedules_per_second']}/s) in {doc['seconds']:.1f}s; {doc['failures']} failing, "
         f"{doc['distinct_failures']} distinct; wrote {out / 'summary.json'}"
     )
+    bugs = fuzz_target.write_bugs(doc, out, args.target)
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
         print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
+    for folder in bugs:
+        print(f"  bug folder {folder}: python {folder / 'repro.py'}")
     _github(summary, out)
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")

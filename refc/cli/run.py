@@ -25,6 +25,7 @@ import sys
 
 import numpy as np
 
+from refc.cli import run_target
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load, out_file, whole_number
 from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
@@ -45,12 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run the schedule-free reference interpreter instead of compiling",
     )
-    p.add_argument("--runs", type=whole_number(1), default=1, metavar="N", help="run N times in a row (default 1)")
+    p.add_argument("--runs", type=whole_number(1), default=None, metavar="N", help="run N times in a row (default 1; 2 with --target)")
     p.add_argument("--inputs", metavar="F.npz", type=file_path, help="initial values by storage name (placeholders, owned variables)")
     p.add_argument("--out", metavar="F.npz", type=file_path,
                    help="write the final placeholders and owned variables here (- for stdout)")
     add_mutant_argument(p)
     add_compile_arguments(p)
+    run_target.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -68,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if found:
         return 1
     inputs = _inputs(graph, args.inputs)
+    args.runs_given, args.runs = args.runs is not None, args.runs or 1
+    if args.target is not None:
+        return run_target.run(args, graph, inputs)
     try:
         values = _reference(graph, inputs, args.runs) if args.reference else _compiled(graph, inputs, args)
     except ExecutionError as e:

@@ -19,7 +19,7 @@ from specs import INVARIANTS, Level, invariant
 from refcompiler.errors import InternalError, InvariantViolation
 
 ROOT = Path(__file__).resolve().parents[2]
-ID_PATTERN = re.compile(r"\b(?:G|OWN|SCH|IR|MEM|SEM)-\d+\b")
+ID_PATTERN = re.compile(r"\b(?:G|OWN|SCH|IR|MEM|SEM|TGT)-\d+\b")
 SCANNED = ("refcompiler", "fuzz", "specs", "tests", "corpus", "examples")
 SUFFIXES = {".py", ".json", ".md"}
 
@@ -77,7 +77,8 @@ def test_table_is_keyed_by_id_and_every_level_is_used():
 
 def test_design_ids_are_all_declared():
     design = {"G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4", "SCH-1", "SCH-2",
-              *(f"IR-{k}" for k in range(1, 7)), "MEM-1", "SEM-1"}
+              *(f"IR-{k}" for k in range(1, 7)), "MEM-1", "SEM-1",
+              *(f"TGT-{k}" for k in range(1, 5))}
     assert set(INVARIANTS) == design
 
 

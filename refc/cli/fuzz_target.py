@@ -1,0 +1,37 @@
+"""``refc fuzz --target``: the target's side of a campaign. Before it, the target
+is resolved here (exit 2 naming the pip command when its package is missing);
+after it, each distinct finding's shrunk case becomes a bug folder
+``OUT/bugs/<signature slug>/`` (``refcompiler.targets.bugs``) that runs without refc."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["check_target", "write_bugs"]
+
+
+def check_target(spec: str | None) -> None:
+    if spec is not None:
+        from refcompiler.targets import resolve_target
+
+        resolve_target(spec)
+
+
+def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
+    """One bug folder per signature of the summary ``doc`` whose case still fails."""
+    if spec is None:
+        return []
+    from fuzz.case import ExpectKind, case_inputs
+    from fuzz.corpus import load_case
+    from refcompiler.targets.bugs import write_bug_folder
+
+    written = []
+    for entry in doc["signatures"]:
+        case = load_case(out / entry["case"])
+        if case.expect.kind is not ExpectKind.PASS:
+            continue
+        folder = out / "bugs" / Path(entry["case"]).stem
+        if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
+            written.append(folder)
+    return written

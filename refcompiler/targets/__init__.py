@@ -1,0 +1,44 @@
+"""Real compilers as targets of refc's oracles (issue 14, DESIGN §11).
+
+- ``base``: the protocol (``Configuration``, ``Refused``, ``Outcome``) and the
+  harness ``execute_all`` that runs a target's configurations, carrying state;
+- ``bounds``: what a target owes the reference per op (bit for bit or ULPs);
+- ``verdict``: ``judge`` an outcome: crashes, errors, changed arrays,
+  configurations against each other, against the reference;
+- ``isolate``: the same harness in a child process, so that a crash or hang is a
+  result;
+- ``bugs``: a bug folder a target's maintainers can run without refc;
+- one module per built-in target: ``onnxruntime``, ``torch_inductor``.
+
+A target is named by its built-in name or as ``module:attribute``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refcompiler.errors import UsageError
+from refcompiler.plugins import load_attribute
+
+__all__ = ["BUILTIN", "resolve_target"]
+
+BUILTIN = {
+    "onnxruntime": "refcompiler.targets.onnxruntime:TARGET",
+    "onnxruntime-pairs": "refcompiler.targets.onnxruntime:PAIRS",
+    "torch-inductor": "refcompiler.targets.torch_inductor:TARGET",
+}
+
+
+def resolve_target(spec: str) -> Any:
+    """The target ``spec`` names; ``UsageError`` (exit 2) for an unknown name, or
+    naming the pip command when the target's package is missing."""
+    if spec not in BUILTIN and ":" not in spec:
+        raise UsageError(f"target {spec!r}: not a built-in target ({', '.join(sorted(BUILTIN))}) nor module:attribute")
+    target = load_attribute(BUILTIN.get(spec, spec), "target")
+    for attr in ("name", "configurations", "build", "session"):
+        if not hasattr(target, attr):
+            raise UsageError(f"target {spec!r}: has no {attr!r} (see refcompiler.targets.base)")
+    missing = target.missing() if hasattr(target, "missing") else None
+    if missing is not None:
+        raise UsageError(f"target {spec!r} needs the package {missing!r}: {getattr(target, 'requirement', 'pip install ' + missing)}")
+    return target

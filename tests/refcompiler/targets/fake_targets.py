@@ -1,0 +1,175 @@
+"""Targets built to break one promise each, named as ``module:attribute`` by the
+tests (the child process of ``refcompiler.targets.isolate`` imports them too).
+
+``ReferenceTarget`` runs refc's reference as its "compiled program": correct.
+Each planted one changes one thing: it reuses one output buffer across runs
+(``ALIASING``), corrupts the previous run's returned output (``CORRUPTS_PREVIOUS``),
+writes into its inputs (``WRITES_INPUT``), differs by one ULP in one configuration
+(``ONE_CONFIG_OFF``), is off from the reference everywhere (``WRONG``), raises
+(``RAISES``), kills its process (``SEGFAULTS``), never answers (``HANGS``),
+refuses every graph (``REFUSES``), or needs a package that is not installed
+(``MISSING``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+
+from refcompiler.graph import Graph
+from refcompiler.reference import run_reference
+from refcompiler.targets.base import Configuration, Refused, written_storage
+
+
+class _Session:
+    def __init__(self, owner: "ReferenceTarget", graph: Graph, config: Configuration):
+        self.owner, self.graph, self.config = owner, graph, config
+        self.buffers: dict[str, np.ndarray] = {}
+        self.previous: dict[str, np.ndarray] = {}
+
+    def run(self, values):
+        out = run_reference(self.graph, values)
+        got = {s: out[s] for s in written_storage(self.graph)}
+        return self.owner.tamper(self, got, values)
+
+
+class ReferenceTarget:
+    name = "reference"
+    requirement = "nothing"
+
+    def missing(self):
+        return None
+
+    def configurations(self):
+        return (Configuration("base", "one"), Configuration("reuse", "one"), Configuration("fast", "two"))
+
+    def build(self, graph):
+        return graph
+
+    def session(self, program, config):
+        return _Session(self, program, config)
+
+    def versions(self):
+        return {"fake": "1"}
+
+    def bug_files(self, program, failing, passing):
+        return {"program.txt": f"{program.name}: {failing.key} vs {passing.key if passing else None}".encode()}
+
+    def tamper(self, session, got, values):
+        return got
+
+
+class Aliasing(ReferenceTarget):
+    """Writes every result into one buffer per storage, reused by the next run."""
+
+    def tamper(self, session, got, values):
+        for s, a in got.items():
+            buf = session.buffers.setdefault(s, np.empty_like(a))
+            buf[...] = a
+            got[s] = buf
+        return got
+
+
+class CorruptsPrevious(ReferenceTarget):
+    def tamper(self, session, got, values):
+        for a in session.previous.values():
+            a.reshape(-1)[:1] = 7
+        session.previous = got
+        return got
+
+
+class WritesInput(ReferenceTarget):
+    def tamper(self, session, got, values):
+        for a in values.values():
+            if a.dtype.kind == "f":
+                a.reshape(-1)[:1] += 1
+        return got
+
+
+class OneConfigOff(ReferenceTarget):
+    def tamper(self, session, got, values):
+        if session.config.key == "reuse":
+            for a in got.values():
+                if a.dtype.kind == "f":
+                    a.reshape(-1)[:1] = np.nextafter(a.reshape(-1)[:1], np.float32(np.inf))
+        return got
+
+
+class Wrong(ReferenceTarget):
+    def tamper(self, session, got, values):
+        return {s: (a * 2 + 1).astype(a.dtype) for s, a in got.items()}
+
+
+class Raises(ReferenceTarget):
+    def tamper(self, session, got, values):
+        raise RuntimeError("planted failure")
+
+
+class Segfaults(ReferenceTarget):
+    def tamper(self, session, got, values):
+        if session.config.key == "fast":
+            os.kill(os.getpid(), signal.SIGSEGV)
+        return got
+
+
+class Hangs(ReferenceTarget):
+    def tamper(self, session, got, values):
+        time.sleep(3600)
+
+
+class Refuses(ReferenceTarget):
+    def build(self, graph):
+        return Refused("planted refusal")
+
+
+class Missing(ReferenceTarget):
+    requirement = "pip install not-a-real-package"
+
+    def missing(self):
+        return "not_a_real_package"
+
+
+REFERENCE = ReferenceTarget()
+ALIASING = Aliasing()
+CORRUPTS_PREVIOUS = CorruptsPrevious()
+WRITES_INPUT = WritesInput()
+ONE_CONFIG_OFF = OneConfigOff()
+WRONG = Wrong()
+RAISES = Raises()
+SEGFAULTS = Segfaults()
+HANGS = Hangs()
+REFUSES = Refuses()
+MISSING = Missing()
+
+
+class OrtCorruptsSecondRun:
+    """onnxruntime with its first configuration off by one ULP on the second run:
+    a planted TGT-2 for bug folders, whose repro (real onnxruntime) then passes."""
+
+    def __init__(self):
+        from refcompiler.targets.onnxruntime import PAIRS
+
+        self.inner = PAIRS
+        self.name, self.requirement = "ort-planted", PAIRS.requirement
+
+    def __getattr__(self, attr):
+        return getattr(self.inner, attr)
+
+    def session(self, program, config):
+        inner = self.inner.session(program, config)
+        calls = []
+
+        class Off:
+            def run(self, values):
+                got = dict(inner.run(values))
+                calls.append(1)
+                if len(calls) == 2 and config.key.startswith("disable.mem_pattern=off"):
+                    got = {s: np.nextafter(a, np.float32(np.inf)) if a.dtype.kind == "f" else a for s, a in got.items()}
+                return got
+
+        return Off()
+
+
+ORT_PLANTED = OrtCorruptsSecondRun()

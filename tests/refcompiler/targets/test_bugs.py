@@ -1,0 +1,54 @@
+"""Bug folders: every file a maintainer needs, a repro script that uses only numpy
+and onnxruntime, and nothing written when the target no longer fails."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from refcompiler.graph_json import load_graph
+from refcompiler.targets.bugs import write_bug_folder
+
+SGD = load_graph(Path(__file__).resolve().parents[3] / "examples" / "sgd_momentum.json")
+FAKE = "tests.refcompiler.targets.fake_targets:"
+
+
+def test_a_planted_onnxruntime_failure_gets_a_folder_whose_repro_runs_without_refc(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "ORT_PLANTED", SGD, isolate=False)
+    assert d is not None and d.invariant == "TGT-2" and d.run == 2 and d.bitwise
+    files = {p.name for p in (tmp_path / "bug").iterdir()}
+    assert files == {"model.onnx", "ort_config.json", "repro.py", "inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"}
+    finding = json.loads((tmp_path / "bug" / "finding.json").read_text())
+    config = json.loads((tmp_path / "bug" / "ort_config.json").read_text())
+    assert finding["failing"] == d.failing == config["failing"]["key"] and finding["passing"] == config["passing"]["key"]
+    assert "onnxruntime==" in (tmp_path / "bug" / "versions.txt").read_text()
+    assert set(np.load(tmp_path / "bug" / "inputs.npz").files) == set(config["inputs"])
+    script = (tmp_path / "bug" / "repro.py").read_text()
+    assert "refc" not in script.replace("refc)", "").replace("by refc", "")
+    # the planted bug is not in the real onnxruntime: its script runs and finds nothing
+    ran = subprocess.run([sys.executable, "-I", str(tmp_path / "bug" / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "failing configuration: " + d.failing in ran.stdout
+
+
+def test_the_repro_shows_a_real_reference_mismatch(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "ORT_PLANTED", SGD, isolate=False)
+    finding = json.loads((tmp_path / "bug" / "finding.json").read_text())
+    # turn it into a reference finding against a wrong expected value: the script must fail
+    finding.update(kind="reference", storage="w", run=1, bitwise=True)
+    (tmp_path / "bug" / "finding.json").write_text(json.dumps(finding))
+    expected = dict(np.load(tmp_path / "bug" / "expected.npz"))
+    expected["w.run1"] = expected["w.run1"] + 1
+    np.savez(tmp_path / "bug" / "expected.npz", **expected)
+    ran = subprocess.run([sys.executable, "-I", str(tmp_path / "bug" / "repro.py")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1 and "w after run 1" in ran.stdout, ran.stdout + ran.stderr
+    assert d is not None
+
+
+def test_nothing_is_written_for_a_target_that_does_not_fail(tmp_path):
+    assert write_bug_folder(tmp_path / "bug", "onnxruntime-pairs", SGD) is None
+    assert not (tmp_path / "bug").exists()

@@ -1,0 +1,33 @@
+"""A target's crash or hang in its child process is a result that names the
+configuration; the next call starts a fresh child."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fuzz.oracle.context import reference_runs
+from refcompiler.graph_json import load_graph
+from refcompiler.targets.isolate import run_isolated
+from refcompiler.targets.verdict import Kind, judge
+
+SGD = load_graph(Path(__file__).resolve().parents[3] / "examples" / "sgd_momentum.json")
+FAKE = "tests.refcompiler.targets.fake_targets:"
+
+
+def test_a_segfault_is_a_crash_naming_the_configuration_that_crashes_and_one_that_does_not():
+    outcome = run_isolated(FAKE + "SEGFAULTS", SGD)
+    assert outcome.crash is not None and "SIGSEGV" in outcome.crash
+    assert (outcome.crash_config, outcome.crash_passing) == ("fast", "base")
+    d = judge(SGD, outcome, reference_runs(SGD))
+    assert d.kind is Kind.CRASH and d.invariant == "TGT-4" and d.failing == "fast"
+
+
+def test_a_hang_is_reported_after_the_timeout():
+    outcome = run_isolated(FAKE + "HANGS", SGD, timeout=1.0)
+    assert outcome.hung and judge(SGD, outcome, reference_runs(SGD)).kind is Kind.HANG
+
+
+def test_the_isolated_run_is_the_in_process_run():
+    outcome = run_isolated(FAKE + "REFERENCE", SGD)
+    assert outcome.crash is None and len(outcome.results) == 3
+    assert judge(SGD, outcome, reference_runs(SGD)) is None
