@@ -56,7 +56,10 @@ def _next_chunk(config: CampaignConfig, summary: Summary, index: int) -> Chunk |
         deadline = summary.start + config.budget
         if time.time() >= deadline:
             return None
-    return Chunk(index, chunk_seed(config.seed, index), cases, config, frozenset(summary.found), deadline)
+    # Count-bounded, a chunk depends on its index only (not on which chunks ended
+    # before it was made), so the summary is the same with any executor or workers.
+    known = frozenset(summary.found) if config.budget is not None else frozenset()
+    return Chunk(index, chunk_seed(config.seed, index), cases, config, known, deadline)
 
 
 def _wait(pool: Executor, pending: set[Future[ChunkResult]], timeout: float) -> set[Future[ChunkResult]]:
