@@ -159,9 +159,11 @@ def _client(spec: str, connect_seconds: float) -> tuple[Any, Any]:
 
 
 @contextlib.contextmanager
-def cluster_executor(spec: str, modules: list[str], connect_seconds: float = CONNECT_SECONDS) -> Iterator[tuple[ClusterExecutor, int]]:
-    """(executor, the number of chunks the cluster runs at once: its threads)."""
-    client, cluster = _client(parse_cluster(spec), connect_seconds)
+def cluster_executor(spec: str, modules: list[str], connect_seconds: float | None = None) -> Iterator[tuple[ClusterExecutor, int]]:
+    """(executor, the number of chunks the cluster runs at once: its threads).
+    ``connect_seconds``: how long to try to reach a scheduler (default
+    ``CONNECT_SECONDS``)."""
+    client, cluster = _client(parse_cluster(spec), CONNECT_SECONDS if connect_seconds is None else connect_seconds)
     executor = ClusterExecutor(client)
     try:
         check_workers(client, modules)
