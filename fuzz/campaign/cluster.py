@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
 
+from fuzz.campaign.pool import LostChunk
+
 __all__ = ["ClusterExecutor", "cluster_executor", "parse_cluster", "CONNECT_SECONDS"]
 
 CONNECT_SECONDS = 10.0
@@ -70,7 +72,8 @@ class ClusterExecutor(Executor):
         try:
             result.set_result(task.result())
         except BaseException as e:  # the runner's result() raises it, as with a pool
-            result.set_exception(e)
+            # a chunk whose workers kept dying (Dask retries it elsewhere first) costs only that chunk
+            result.set_exception(LostChunk(None) if type(e).__name__ == "KilledWorker" else e)
 
     def cancel_all(self) -> None:
         """Cancel every future still on the cluster (interruption, the hard

@@ -3,7 +3,10 @@
 One loop for every kind of execution: chunks run in this process (one
 worker: ``InlineExecutor``, which runs a chunk when it is submitted), in a
 ``WorkerPool`` (losing a worker loses only its chunk), or in any executor with
-the same ``submit`` protocol passed in, e.g. a Dask ``Client.get_executor()``.
+the same ``submit`` protocol passed in, e.g. a Dask cluster's
+(``fuzz.campaign.cluster``). Count-bounded (no budget), each chunk depends on
+its index only and the summary on the set of chunk results, not on the order
+they end in: the same seed and count give the same summary with any executor.
 """
 
 from __future__ import annotations

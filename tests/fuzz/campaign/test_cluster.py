@@ -104,3 +104,25 @@ def test_no_local_constants_empties_hypothesis_local_pool_and_restores_it():
     with no_local_constants(), no_local_constants():
         assert len(providers._get_local_constants()) == 0
     assert providers._get_local_constants is before
+
+
+def test_a_chunk_whose_workers_kept_dying_is_a_lost_chunk():
+    from fuzz.campaign.cluster import ClusterExecutor
+    from fuzz.campaign.pool import LostChunk
+
+    class KilledWorker(Exception):  # distributed's name for it
+        pass
+
+    class Task:
+        def result(self):
+            raise KilledWorker("chunk")
+
+        def add_done_callback(self, callback):
+            callback(self)
+
+    class Client:
+        def submit(self, fn, *args, pure=True):
+            return Task()
+
+    with pytest.raises(LostChunk):
+        ClusterExecutor(Client()).submit(len, ()).result()
