@@ -79,12 +79,11 @@ class ClusterExecutor(Executor):
         """Cancel every future still on the cluster (interruption, the hard
         deadline): queued chunks never start; a chunk already running on a
         worker finishes there, but its result is dropped."""
-        tasks = list(self.running)
-        if tasks:
-            self.client.cancel(tasks, force=True)
-        for result in self.running.values():
+        running, self.running = self.running, {}  # first, so that _done leaves them alone
+        for result in running.values():
             result.cancel()
-        self.running.clear()
+        if running:
+            self.client.cancel(list(running), force=True)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self.cancel_all()

@@ -126,3 +126,10 @@ def test_a_chunk_whose_workers_kept_dying_is_a_lost_chunk():
 
     with pytest.raises(LostChunk):
         ClusterExecutor(Client()).submit(len, ()).result()
+
+
+def test_leaving_the_cluster_cancels_its_futures(address):
+    with cluster_executor(address, []) as (executor, _):
+        running = [executor.submit(time.sleep, 30) for _ in range(3)]
+        tasks = list(executor.running)
+    assert all(f.cancelled() for f in running) and all(t.status == "cancelled" for t in tasks)
