@@ -20,6 +20,7 @@ from refcompiler.graph_json import graph_to_doc
 from fuzz.campaign.cases import fuzz_cases
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Example, Failure, finish
+from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
 from fuzz.oracle import Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
@@ -179,7 +180,8 @@ class _ChunkRun:
             print_blob=False,
         )(test)
         try:
-            test()
+            with no_local_constants():
+                test()
         except (_Found, _OutOfTime, Flaky, Unsatisfiable):
             pass
         s = self.state

@@ -3,7 +3,10 @@
 One loop for every kind of execution: chunks run in this process (one
 worker: ``InlineExecutor``, which runs a chunk when it is submitted), in a
 ``WorkerPool`` (losing a worker loses only its chunk), or in any executor with
-the same ``submit`` protocol passed in, e.g. a Dask ``Client.get_executor()``.
+the same ``submit`` protocol passed in, e.g. a Dask cluster's
+(``fuzz.campaign.cluster``). Count-bounded (no budget), each chunk depends on
+its index only and the summary on the set of chunk results, not on the order
+they end in: the same seed and count give the same summary with any executor.
 """
 
 from __future__ import annotations
@@ -56,7 +59,10 @@ def _next_chunk(config: CampaignConfig, summary: Summary, index: int) -> Chunk |
         deadline = summary.start + config.budget
         if time.time() >= deadline:
             return None
-    return Chunk(index, chunk_seed(config.seed, index), cases, config, frozenset(summary.found), deadline)
+    # Count-bounded, a chunk depends on its index only (not on which chunks ended
+    # before it was made), so the summary is the same with any executor or workers.
+    known = frozenset(summary.found) if config.budget is not None else frozenset()
+    return Chunk(index, chunk_seed(config.seed, index), cases, config, known, deadline)
 
 
 def _wait(pool: Executor, pending: set[Future[ChunkResult]], timeout: float) -> set[Future[ChunkResult]]:

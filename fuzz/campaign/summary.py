@@ -54,6 +54,7 @@ class Summary:
     interrupted: str | None = None  # the signal's name (SIGINT, SIGTERM) that ended the campaign
     lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
     phase: str = "starting"
+    found_in: dict[Signature, int] = field(default_factory=dict)  # the chunk each kept failure came from
 
     @property
     def failed(self) -> bool:
@@ -70,7 +71,9 @@ class Summary:
         return self.cases / s, self.schedules / s
 
     def absorb(self, result: ChunkResult) -> None:
-        """Add a chunk's counts; keep the smallest (then earliest) failure per signature."""
+        """Add a chunk's counts; keep the smallest failure per signature, then
+        the one of the lowest chunk index (so that the order in which chunks
+        end does not matter)."""
         self.cases += result.cases
         self.invalid_cases += result.invalid_cases
         self.schedules += result.schedules
@@ -78,8 +81,9 @@ class Summary:
         self.chunks += 1
         for failure in result.found:
             old = self.found.get(failure.signature)
-            if old is None or (failure.nodes, failure.found_at) < (old.nodes, old.found_at):
+            if old is None or (failure.nodes, result.index) < (old.nodes, self.found_in[failure.signature]):
                 self.found[failure.signature] = failure
+                self.found_in[failure.signature] = result.index
 
     def _signature_doc(self, sig: Signature) -> dict[str, Any]:
         f = self.found[sig]

@@ -19,13 +19,19 @@ SIGTERM terminates the workers and writes a complete summary marked
 (SIGINT) or 143 (SIGTERM). ``--out`` is checked before any work, and an
 earlier campaign's outputs in it are moved into ``DIR/earlier-<UTC time>/``
 (``--clean``: removed), so that one directory never mixes two runs.
+
+``--cluster ADDRESS|local:N`` runs the chunks on a Dask cluster
+(``fuzz.campaign.cluster``); a count-bounded campaign gives the same summary
+there as locally, timings aside.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import argparse
+import contextlib
+import dataclasses
 import os
 import secrets
 import shlex
@@ -75,6 +81,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", metavar="NAME", default=None,
                    help="fuzz an external compiler instead of refc's: onnxruntime, or module:attribute; "
                         "each finding also gets a bug folder OUT/bugs/<signature>/")
+    p.add_argument("--cluster", metavar="ADDRESS|local:N", default=None,
+                   help="run the chunks on the Dask cluster whose scheduler is at ADDRESS, or on a local one of N "
+                        "worker processes started for the run (needs the dask extra: pip install -e '.[dask]')")
     p.set_defaults(func=run)
 
 
@@ -173,6 +182,21 @@ def _github(summary: "Summary", out: Path) -> None:
             print(f"refc fuzz: cannot append to $GITHUB_STEP_SUMMARY {target} ({e.strerror})", file=sys.stderr)
 
 
+def _cluster(args: argparse.Namespace, config: "CampaignConfig", stack: contextlib.ExitStack) -> tuple[Any, "CampaignConfig"]:
+    """With ``--cluster``: the cluster's executor (closed, its futures
+    cancelled, when ``stack`` ends) and the config with as many workers as the
+    cluster has threads; else ``(None, config)``."""
+    if args.cluster is None:
+        return None, config
+    if args.workers is not None:
+        raise UsageError("--workers and --cluster exclude each other (a cluster runs as many chunks at once as it has threads)")
+    from fuzz.campaign.cluster import cluster_executor
+    from fuzz.campaign.summary import plugin_modules
+
+    executor, threads = stack.enter_context(cluster_executor(args.cluster, plugin_modules(config)))
+    return executor, dataclasses.replace(config, workers=threads)
+
+
 def run(args: argparse.Namespace) -> int:
     from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
@@ -209,11 +233,13 @@ def run(args: argparse.Namespace) -> int:
         # a target is checked on valid graphs; invalid ones test refc's verifier only
         **({"invalid_share": 0.0} if args.target else {}),
     )
-    print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
-    progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
-    with locked_out(args.out):
-        prepare_out(out, args.clean)
-        summary = run_campaign(config, progress=progress, on_change=lambda s: _write(s, out))
+    with contextlib.ExitStack() as stack:
+        executor, config = _cluster(args, config, stack)
+        print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
+        progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
+        with locked_out(args.out):
+            prepare_out(out, args.clean)
+            summary = run_campaign(config, executor=executor, progress=progress, on_change=lambda s: _write(s, out))
     doc = summary.to_doc()
     print(
         f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "
