@@ -49,10 +49,17 @@ def locate(
     return Location(tuple(nodes), tuple(sorted(set(nodes.values()))), instruction, at)
 
 
+# a fault of the arena layout: where it shows is whichever buffers the
+# allocator happened to overlap, so no op kind is its site
+LAYOUT_RULES = ("MEM-1",)
+
+
 def locate_violation(e: InvariantViolation, *graphs: Graph) -> Location:
     """Where a violation is: the names it carries and, for one found in IR, the
     instruction (its index, and the node or value it is named after, which is
-    the site)."""
+    the site; none for a layout fault)."""
+    if e.invariant in LAYOUT_RULES:
+        return locate((*e.names, *filter(None, [e.instruction_name])), *graphs, instruction=e.instruction, site=())
     if e.instruction_name is None:
         return locate(e.names, *graphs, instruction=e.instruction)
     return locate((*e.names, e.instruction_name), *graphs, instruction=e.instruction, site=(e.instruction_name,))
@@ -73,11 +80,14 @@ def locate_conflict(graph: Graph, pair: tuple[str, str], storage: str) -> Locati
 def blame_of(e: InvariantViolation) -> str:
     """The component a violation's stage names: ``after pass NAME`` -> NAME,
     ``after lowering`` -> ``lowering``; an SCH-1 the compiler raised blames
-    the scheduler; otherwise none."""
+    the scheduler, a layout fault (MEM-1, checked on the allocator's result)
+    the allocator; otherwise none."""
     if e.stage.startswith("after pass "):
         return e.stage[len("after pass "):]
     if e.stage.startswith("after "):
         return e.stage[len("after "):]
+    if e.invariant in LAYOUT_RULES:
+        return "allocator"
     return "scheduler" if e.invariant == "SCH-1" else ""
 
 

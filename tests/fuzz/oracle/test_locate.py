@@ -63,7 +63,15 @@ def test_the_blame_is_the_stage_a_violation_names():
     assert blame_of(InvariantViolation("IR-4", "x", stage="after pass share_buffers")) == "share_buffers"
     assert blame_of(InvariantViolation("IR-4", "x", stage="after lowering")) == "lowering"
     assert blame_of(InvariantViolation("SCH-1", "x")) == "scheduler"
+    assert blame_of(InvariantViolation("MEM-1", "x")) == "allocator"
     assert blame_of(InvariantViolation("IR-2", "x")) == ""
+
+
+def test_a_layout_fault_has_no_op_kind_at_its_site():
+    g = load_graph(READ_THEN_SAVE)
+    e = InvariantViolation("MEM-1", "overlap", names=("%sum", "%late"), instruction=2, instruction_name="%late")
+    where = locate_violation(e, g)
+    assert where.kinds == ("add", "mul") and where.site == ()
 
 
 def test_a_bug_matches_its_signatures_whatever_the_op_kinds():
