@@ -16,8 +16,13 @@ Edits, smallest result first:
   the inner one goes when nothing else reads it;
 - ``drop_storage``: remove storage that nothing refers to.
 
+The edits that leave what the graph computes alone come first (``untidy``:
+drop a dead node, i.e. one without effect whose results nothing reads;
+bypass a no-op view, a reshape to its input's own shape; drop unused
+storage), so that a case short of the attempt budget is still free of them.
 It repeats until no edit is kept (a local minimum: removing any single node
-loses the failure) or ``max_attempts`` edits were tried.
+loses the failure, and ``untidy`` finds nothing unless the failure needs it)
+or ``max_attempts`` edits were tried.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
 from refcompiler.verifier import infer_types, violations
 
-__all__ = ["reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates"]
+__all__ = [
+    "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy",
+]
 
 
 def graph_size(graph: Graph) -> tuple[int, int, int]:
@@ -138,8 +145,51 @@ def drop_storage(graph: Graph, name: str) -> Graph | None:
     return replace(graph, storage=tuple(s for s in graph.storage if s.name != name))
 
 
+def _dead(graph: Graph, node: Node) -> bool:
+    """No effect (not a save, no state) and no reader of its results."""
+    return node.op is not OpKind.SAVE and not node.state and not any(r.name == node.name for n in graph.nodes for r in n.inputs)
+
+
+def _noop_view(graph: Graph, node: Node, types: dict[tuple[str, int], TensorType]) -> bool:
+    """A reshape to the shape its input already has."""
+    if node.op is not OpKind.RESHAPE or not node.inputs:
+        return False
+    ref = node.inputs[0]
+    s = graph.storage_by_name.get(ref.name)
+    source = TensorType(s.shape, s.dtype) if s is not None and ref.index is None else types.get((ref.name, ref.result))
+    return source is not None and source == types.get((node.name, 0))
+
+
+def _referred(graph: Graph, name: str) -> bool:
+    return any(any(r.name == name for r in n.inputs) or name in n.state or (n.op is OpKind.SAVE and n.target == name) for n in graph.nodes)
+
+
+def untidy(graph: Graph) -> list[str]:
+    """What a minimal case has none of: dead nodes, no-op views and unused
+    storage, by name (each is one edit of ``candidates``)."""
+    types = _types(graph)
+    found = [n.name for n in graph.nodes if _dead(graph, n) or _noop_view(graph, n, types)]
+    return found + [s.name for s in graph.storage if not _referred(graph, s.name)]
+
+
+def _tidy_candidates(graph: Graph) -> Iterator[Graph]:
+    for name in untidy(graph):
+        if name in graph.node_by_name:
+            node = graph.node_by_name[name]
+            if node.op is OpKind.RESHAPE:
+                yield from bypass_node(graph, name)
+            if _dead(graph, node):
+                yield replace(graph, nodes=tuple(n for n in graph.nodes if n.name != name))
+        else:
+            dropped = drop_storage(graph, name)
+            if dropped is not None:
+                yield dropped
+
+
 def candidates(graph: Graph) -> Iterator[Graph]:
-    """Every single edit of ``graph``, later nodes first (sinks go first)."""
+    """Every single edit of ``graph``: those that leave what it computes
+    alone first (``untidy``), then later nodes first (sinks go first)."""
+    yield from _tidy_candidates(graph)
     for node in reversed(graph.nodes):
         dropped = drop_node(graph, node.name)
         if dropped is not None:
