@@ -14,7 +14,10 @@ Edits, smallest result first:
 - ``collapse_view``: a reshape of a reshape reads the inner one's input
   directly (a reshape keeps the element order, so the value is the same), and
   the inner one goes when nothing else reads it;
-- ``drop_storage``: remove storage that nothing refers to.
+- ``drop_storage``: remove storage that nothing refers to;
+- ``simplify_op``: give a node (no state, no view, no effect) an op of an
+  earlier kind in ``OpKind`` order with the same arity, attributes at their
+  defaults, so that failures of one bug converge on one op at the fault.
 
 The edits that leave what the graph computes alone come first (``untidy``:
 drop a dead node, i.e. one without effect whose results nothing reads;
@@ -36,16 +39,21 @@ from specs import Dtype, OpKind, TensorType
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
+from refcompiler.spec import spec_of
 from refcompiler.verifier import infer_types, violations
 
 __all__ = [
-    "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy",
+    "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy", "simplify_op",
 ]
 
 
-def graph_size(graph: Graph) -> tuple[int, int, int]:
-    """The order the reducer minimises: nodes, then storage, then elements."""
-    return (len(graph.nodes), len(graph.storage), sum(s.size for s in graph.storage))
+_KIND_RANK = {kind: i for i, kind in enumerate(OpKind)}
+
+
+def graph_size(graph: Graph) -> tuple[int, int, int, int]:
+    """The order the reducer minimises: nodes, then storage, then elements,
+    then the op kinds' ranks in ``OpKind`` order."""
+    return (len(graph.nodes), len(graph.storage), sum(s.size for s in graph.storage), sum(_KIND_RANK[n.op] for n in graph.nodes))
 
 
 def _fresh_name(graph: Graph, base: str) -> str:
@@ -186,6 +194,30 @@ def _tidy_candidates(graph: Graph) -> Iterator[Graph]:
                 yield dropped
 
 
+def _plain(spec) -> bool:  # type: ignore[no-untyped-def]
+    return not (spec.state or spec.view or spec.effect or spec.kind is OpKind.SAVE)
+
+
+def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
+    """Valid graphs with node ``name`` given an earlier op kind of the same
+    arity (attributes at their defaults), earliest first, at most ``limit``."""
+    node = graph.node_by_name[name]
+    if not _plain(node.spec):
+        return
+    found = 0
+    for kind in list(OpKind)[: _KIND_RANK[node.op]]:
+        spec = spec_of(kind)
+        arity_fits = len(node.inputs) >= 1 if spec.variadic else len(node.inputs) == len(spec.inputs)
+        if not _plain(spec) or not arity_fits or len(spec.results) != len(node.spec.results):
+            continue
+        candidate = graph.with_nodes(tuple(replace(n, op=kind, attrs=()) if n.name == name else n for n in graph.nodes))
+        if valid(candidate):
+            yield candidate
+            found += 1
+            if found >= limit:
+                return
+
+
 def candidates(graph: Graph) -> Iterator[Graph]:
     """Every single edit of ``graph``: those that leave what it computes
     alone first (``untidy``), then later nodes first (sinks go first)."""
@@ -202,6 +234,8 @@ def candidates(graph: Graph) -> Iterator[Graph]:
         dropped = drop_storage(graph, s.name)
         if dropped is not None:
             yield dropped
+    for node in graph.nodes:
+        yield from simplify_op(graph, node.name)
 
 
 def valid(graph: Graph) -> bool:

@@ -52,13 +52,16 @@ def locate(
 # a fault of the arena layout: where it shows is whichever buffers the
 # allocator happened to overlap, so no op kind is its site
 LAYOUT_RULES = ("MEM-1",)
+# a rule about owned state (IR-5): the owner is whichever op holds the state,
+# the fault is in how the compiler keeps it, so no op kind is its site either
+STATE_RULES = ("IR-5",)
 
 
 def locate_violation(e: InvariantViolation, *graphs: Graph) -> Location:
     """Where a violation is: the names it carries and, for one found in IR, the
     instruction (its index, and the node or value it is named after, which is
     the site; none for a layout fault)."""
-    if e.invariant in LAYOUT_RULES:
+    if e.invariant in LAYOUT_RULES + STATE_RULES:
         return locate((*e.names, *filter(None, [e.instruction_name])), *graphs, instruction=e.instruction, site=())
     if e.instruction_name is None:
         return locate(e.names, *graphs, instruction=e.instruction)
@@ -96,8 +99,9 @@ def _writes(node: Node, storage: str) -> bool:
 
 
 def locate_writers(graph: Graph, storage: str) -> Location:
-    """The nodes that write ``storage`` (its save or its owner; the site) and
-    the producers of the values saved into it."""
+    """The nodes that write ``storage`` (its save or its owner) and the
+    producers of the values saved into it. The site: its save; for owned
+    state none (as for ``STATE_RULES``: any owner op would show it)."""
     names: list[str] = []
     writers: list[str] = []
     for node in graph.nodes:
@@ -106,4 +110,5 @@ def locate_writers(graph: Graph, storage: str) -> Location:
             writers.append(node.name)
         if node.op is OpKind.SAVE and node.target == storage and node.inputs and node.inputs[0].name in graph.node_by_name:
             names.append(node.inputs[0].name)
-    return locate(names, graph, site=writers)
+    owned = any(storage in node.state for node in graph.nodes)
+    return locate(names, graph, site=() if owned else writers)

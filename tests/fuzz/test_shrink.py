@@ -13,7 +13,9 @@ from refcompiler.graph import Node, Ref, StorageKind, freeze_attrs
 from refcompiler.graph_json import graph_from_doc
 from refcompiler.verifier import violations
 
-from fuzz.shrink import breaks_only, bypass_node, candidates, collapse_view, drop_node, drop_storage, reduce_graph, untidy, valid
+from fuzz.shrink import (
+    breaks_only, bypass_node, candidates, collapse_view, drop_node, drop_storage, reduce_graph, simplify_op, untidy, valid,
+)
 from fuzz.strategies import graphs, invalid_graphs
 
 
@@ -171,3 +173,11 @@ def test_a_tidy_edit_that_loses_the_failure_is_not_kept():
     small = reduce_graph(_untidy_chain(), has_noop_view)
     assert "v" in small.node_by_name  # the failure needs it
     assert untidy(small) == ["v"]
+
+
+def test_simplify_op_offers_earlier_kinds_of_the_same_arity_and_reduce_takes_them():
+    g = _chain()
+    assert [c.node_by_name["r"].op for c in simplify_op(g, "r")] == [OpKind.RELU, OpKind.NEG]
+    assert list(simplify_op(g, "run")) == []  # an owner keeps its op: its state fits it alone
+    small = reduce_graph(g, lambda h: "r" in h.node_by_name)
+    assert small.node_by_name["r"].op is OpKind.RELU  # the earliest unary op that fits

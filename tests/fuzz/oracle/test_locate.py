@@ -72,6 +72,15 @@ def test_a_layout_fault_has_no_op_kind_at_its_site():
     e = InvariantViolation("MEM-1", "overlap", names=("%sum", "%late"), instruction=2, instruction_name="%late")
     where = locate_violation(e, g)
     assert where.kinds == ("add", "mul") and where.site == ()
+    e = InvariantViolation("IR-5", "foreign", names=("%sum",), instruction=2, instruction_name="late")
+    assert locate_violation(e, g).site == ()  # a rule about owned state: no op kind either
+
+
+def test_the_writer_of_owned_state_is_no_op_kind_at_the_site():
+    g = load_graph(ROOT / "examples" / "quantization_profile.json")
+    (owned,) = [s.name for s in g.storage if s.kind.value == "owned"][:1]
+    where = locate_writers(g, owned)
+    assert where.kinds and where.site == ()
 
 
 def test_a_bug_matches_its_signatures_whatever_the_op_kinds():
