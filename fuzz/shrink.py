@@ -14,10 +14,18 @@ Edits, smallest result first:
 - ``collapse_view``: a reshape of a reshape reads the inner one's input
   directly (a reshape keeps the element order, so the value is the same), and
   the inner one goes when nothing else reads it;
-- ``drop_storage``: remove storage that nothing refers to.
+- ``drop_storage``: remove storage that nothing refers to;
+- ``simplify_op``: give a node (no state, no view, no effect) an op of an
+  earlier kind in ``OpKind`` order with the same arity, attributes at their
+  defaults, so that failures of one bug converge on one op at the fault.
 
+The edits that leave what the graph computes alone come first (``untidy``:
+drop a dead node, i.e. one without effect whose results nothing reads;
+bypass a no-op view, a reshape to its input's own shape; drop unused
+storage), so that a case short of the attempt budget is still free of them.
 It repeats until no edit is kept (a local minimum: removing any single node
-loses the failure) or ``max_attempts`` edits were tried.
+loses the failure, and ``untidy`` finds nothing unless the failure needs it)
+or ``max_attempts`` edits were tried.
 """
 
 from __future__ import annotations
@@ -31,14 +39,21 @@ from specs import Dtype, OpKind, TensorType
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
+from refcompiler.spec import spec_of
 from refcompiler.verifier import infer_types, violations
 
-__all__ = ["reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates"]
+__all__ = [
+    "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy", "simplify_op",
+]
 
 
-def graph_size(graph: Graph) -> tuple[int, int, int]:
-    """The order the reducer minimises: nodes, then storage, then elements."""
-    return (len(graph.nodes), len(graph.storage), sum(s.size for s in graph.storage))
+_KIND_RANK = {kind: i for i, kind in enumerate(OpKind)}
+
+
+def graph_size(graph: Graph) -> tuple[int, int, int, int]:
+    """The order the reducer minimises: nodes, then storage, then elements,
+    then the op kinds' ranks in ``OpKind`` order."""
+    return (len(graph.nodes), len(graph.storage), sum(s.size for s in graph.storage), sum(_KIND_RANK[n.op] for n in graph.nodes))
 
 
 def _fresh_name(graph: Graph, base: str) -> str:
@@ -138,8 +153,75 @@ def drop_storage(graph: Graph, name: str) -> Graph | None:
     return replace(graph, storage=tuple(s for s in graph.storage if s.name != name))
 
 
+def _dead(graph: Graph, node: Node) -> bool:
+    """No effect (not a save, no state) and no reader of its results."""
+    return node.op is not OpKind.SAVE and not node.state and not any(r.name == node.name for n in graph.nodes for r in n.inputs)
+
+
+def _noop_view(graph: Graph, node: Node, types: dict[tuple[str, int], TensorType]) -> bool:
+    """A reshape to the shape its input already has."""
+    if node.op is not OpKind.RESHAPE or not node.inputs:
+        return False
+    ref = node.inputs[0]
+    s = graph.storage_by_name.get(ref.name)
+    source = TensorType(s.shape, s.dtype) if s is not None and ref.index is None else types.get((ref.name, ref.result))
+    return source is not None and source == types.get((node.name, 0))
+
+
+def _referred(graph: Graph, name: str) -> bool:
+    return any(any(r.name == name for r in n.inputs) or name in n.state or (n.op is OpKind.SAVE and n.target == name) for n in graph.nodes)
+
+
+def untidy(graph: Graph) -> list[str]:
+    """What a minimal case has none of: dead nodes, no-op views and unused
+    storage, by name (each is one edit of ``candidates``)."""
+    types = _types(graph)
+    found = [n.name for n in graph.nodes if _dead(graph, n) or _noop_view(graph, n, types)]
+    return found + [s.name for s in graph.storage if not _referred(graph, s.name)]
+
+
+def _tidy_candidates(graph: Graph) -> Iterator[Graph]:
+    for name in untidy(graph):
+        if name in graph.node_by_name:
+            node = graph.node_by_name[name]
+            if node.op is OpKind.RESHAPE:
+                yield from bypass_node(graph, name)
+            if _dead(graph, node):
+                yield replace(graph, nodes=tuple(n for n in graph.nodes if n.name != name))
+        else:
+            dropped = drop_storage(graph, name)
+            if dropped is not None:
+                yield dropped
+
+
+def _plain(spec) -> bool:  # type: ignore[no-untyped-def]
+    return not (spec.state or spec.view or spec.effect or spec.kind is OpKind.SAVE)
+
+
+def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
+    """Valid graphs with node ``name`` given an earlier op kind of the same
+    arity (attributes at their defaults), earliest first, at most ``limit``."""
+    node = graph.node_by_name[name]
+    if not _plain(node.spec):
+        return
+    found = 0
+    for kind in list(OpKind)[: _KIND_RANK[node.op]]:
+        spec = spec_of(kind)
+        arity_fits = len(node.inputs) >= 1 if spec.variadic else len(node.inputs) == len(spec.inputs)
+        if not _plain(spec) or not arity_fits or len(spec.results) != len(node.spec.results):
+            continue
+        candidate = graph.with_nodes(tuple(replace(n, op=kind, attrs=()) if n.name == name else n for n in graph.nodes))
+        if valid(candidate):
+            yield candidate
+            found += 1
+            if found >= limit:
+                return
+
+
 def candidates(graph: Graph) -> Iterator[Graph]:
-    """Every single edit of ``graph``, later nodes first (sinks go first)."""
+    """Every single edit of ``graph``: those that leave what it computes
+    alone first (``untidy``), then later nodes first (sinks go first)."""
+    yield from _tidy_candidates(graph)
     for node in reversed(graph.nodes):
         dropped = drop_node(graph, node.name)
         if dropped is not None:
@@ -152,6 +234,8 @@ def candidates(graph: Graph) -> Iterator[Graph]:
         dropped = drop_storage(graph, s.name)
         if dropped is not None:
             yield dropped
+    for node in graph.nodes:
+        yield from simplify_op(graph, node.name)
 
 
 def valid(graph: Graph) -> bool:

@@ -2,7 +2,9 @@
 
 Edges are the data edges (producer -> consumer) plus memory edges: for each
 placeholder ``p`` saved by ``s``, an edge ``r -> s`` from every other node
-``r`` that reads ``p`` (write-after-read: a read sees the entry value). Owned
+``r`` that reads ``p`` (write-after-read: a read sees the entry value), unless
+``s`` is a self-save (``effects.is_self_save``: it saves ``p``'s own value, so
+it writes nothing and a reader sees the same value on either side). Owned
 state adds no edges: only its owner touches it. A schedule is legal iff it is
 a topological order of this graph.
 
@@ -20,7 +22,7 @@ import networkx as nx
 
 from specs import OpKind
 
-from refcompiler.effects import node_effects
+from refcompiler.effects import is_self_save, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.variants import swappable
@@ -42,7 +44,7 @@ def memory_edges(graph: Graph) -> list[tuple[str, str, str]]:
     edges = []
     for save in graph.saves():
         target = graph.storage_by_name.get(save.target)
-        if target is None or target.kind is not StorageKind.PLACEHOLDER:
+        if target is None or target.kind is not StorageKind.PLACEHOLDER or is_self_save(graph, save):
             continue
         for r in readers.get(target.name, []):
             if r != save.name:
@@ -103,7 +105,7 @@ def break_save_cycles(graph: Graph) -> Graph:
     if nx.is_directed_acyclic_graph(dependency_graph(graph)):
         return graph
     effects = node_effects(graph)
-    saved = {s.target for s in graph.saves()}
+    saved = {s.target for s in graph.saves() if not is_self_save(graph, s)}
     taken = set(graph.storage_by_name) | set(graph.node_by_name)
     nodes: list[Node] = []
     for node in graph.nodes:

@@ -3,9 +3,14 @@
 A node reads the storage its inputs name, also through a chain of views
 (``reshape`` is lowered to a view, so a reader of the view reads the storage
 underneath), and the storage of its state operands; it writes its state
-operands and, for a save, its target. These are the *raw* effects: they hold
-for invalid graphs too, which is how ``refc prove --no-verify`` shows why an
-ownership rule matters.
+operands and, for a save, its target, unless the save is a *self-save*: it
+saves its target's own value (directly or through views), which is the entry
+value (a placeholder has at most one save), so it changes nothing, lowering
+emits nothing for it, and a reader of the target sees the same value before
+and after it: no write, hence no memory edge (``deps``) and no conflict
+(``proofs.conflicts``). These are the *raw* effects: they hold for invalid
+graphs too, which is how ``refc prove --no-verify`` shows why an ownership
+rule matters.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from specs import OpKind
 
 from refcompiler.graph import Graph, Node, Ref
 
-__all__ = ["Effects", "node_effects", "storage_behind", "conflict_storage"]
+__all__ = ["Effects", "node_effects", "storage_behind", "conflict_storage", "is_self_save"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +52,16 @@ def storage_behind(graph: Graph, ref: Ref) -> str | None:
     return ref.name
 
 
+def is_self_save(graph: Graph, node: Node) -> bool:
+    """A save of its target's own value (directly or through views): a no-op write."""
+    return node.op is OpKind.SAVE and bool(node.inputs) and storage_behind(graph, node.inputs[0]) == node.target
+
+
 def _effects(graph: Graph, node: Node) -> Effects:
     reads = {s for s in (storage_behind(graph, r) for r in node.inputs) if s is not None}
     reads.update(node.state)
     writes = set(node.state)
-    if node.op is OpKind.SAVE:
+    if node.op is OpKind.SAVE and not is_self_save(graph, node):
         writes.add(node.target)
     return Effects(frozenset(reads), frozenset(writes))
 

@@ -29,7 +29,7 @@ from typing import Callable, Mapping, Sequence
 
 from specs import OpKind, TensorType
 
-from refcompiler.effects import storage_behind
+from refcompiler.effects import is_self_save
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
@@ -95,7 +95,7 @@ def lower(graph: Graph, schedule: Sequence[str], types: Types | None = None) -> 
         node = graph.node_by_name.get(name)
         if node is None:
             raise InvariantViolation("SCH-1", f"the schedule names '{name}', which is no node of the graph", names=(name,))
-        if node.op is OpKind.SAVE and storage_behind(graph, node.inputs[0]) == node.target:
+        if is_self_save(graph, node):
             continue  # saves a placeholder's entry value into itself: changes nothing
         body.extend(_lower_node(node, types, operand, buffer_by_name, fresh))
     return Program(

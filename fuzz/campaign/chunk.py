@@ -1,8 +1,10 @@
 """One chunk of a campaign, in a worker: one Hypothesis run of ``cases``
 examples. The first failure whose signature the campaign does not know yet
 becomes the chunk's target: Hypothesis shrinks it (the test body fails only
-on that signature), the smallest failing example seen is kept, and
-``failure.finish`` reduces and stores it."""
+on that signature's ``Bug``, i.e. its op kinds may change, so shrinking can
+reach the simplest op at the fault), the smallest failing example seen is
+kept, and ``failure.finish`` reduces and stores it under the shrunk case's
+signature."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Example, Failure, finish
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
-from fuzz.oracle import Finding, Signature, Stage, check_case
+from fuzz.oracle import Bug, Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
 from fuzz.time_limit import CaseTimeout, time_limit
 
@@ -56,7 +58,7 @@ class ChunkResult:
 
 @dataclass
 class ChunkState:
-    """What a chunk has seen so far. ``target``: the signature being shrunk;
+    """What a chunk has seen so far. ``target``: the bug being shrunk;
     ``best``: the smallest example failing with it; ``shrink_deadline``: in
     budget mode, when shrinking the target must stop."""
 
@@ -66,7 +68,7 @@ class ChunkState:
     failures: int = 0
     shrink_calls: int = 0
     cache: dict[str, Finding | None] = field(default_factory=dict)
-    target: Signature | None = None
+    target: Bug | None = None
     first_failure_at: float | None = None
     best: Example | None = None
     shrink_deadline: float | None = None
@@ -152,11 +154,11 @@ class _ChunkRun:
         if s.target is None:
             if sig in self.task.known:
                 return
-            s.target, s.first_failure_at = sig, time.time()
+            s.target, s.first_failure_at = sig.bug, time.time()
             if self.task.deadline is not None:
                 s.shrink_deadline = max(self.task.deadline, time.time() + self.config.shrink_grace)
                 s.hypothesis_until = time.time() + self.config.hypothesis_shrink_seconds
-        if sig != s.target:
+        if sig.bug != s.target:
             return
         if s.best is None or graph_size(graph) < graph_size(s.best.graph):
             s.best = Example(graph, expect, case_seed, finding)

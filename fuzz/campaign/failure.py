@@ -54,15 +54,16 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     """Reduce the smallest failing example (until ``stop()``) and make it a
     corpus case that replays."""
     graph, expect, finding = example.graph, example.expect, example.finding
-    sig = finding.signature
+    bug = finding.signature.bug  # the reducer may change the op kinds at the fault, not the bug
 
     def fails(g: Graph, focus: Finding | None = finding) -> Finding | None:
         case = Case(g, expect, config.pipeline)
-        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=sig, focus=focus, symbolic=config.symbolic, compiler=config.target).finding
+        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=bug, focus=focus, symbolic=config.symbolic, compiler=config.target).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
     reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
     final = fails(reduced, None) or fails(reduced) or finding
+    sig = final.signature  # the shrunk case's: what the campaign deduplicates by
     case = _storable(config, reduced, expect, final, example.seed)
     again = replay(case, mutant=config.mutant)
     why = None

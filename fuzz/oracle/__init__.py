@@ -31,13 +31,14 @@ dependency model) is done once per graph (``GraphContext``).
 from fuzz.oracle.chain import CHAIN, iter_findings
 from fuzz.oracle.check import check, check_case, legal_on_correct_compiler
 from fuzz.oracle.context import GraphContext, RunContext, reference_runs
-from fuzz.oracle.finding import CRASH, CaseReport, Finding, Location, Signature, Stage
+from fuzz.oracle.finding import CRASH, Bug, CaseReport, Finding, Location, Signature, Stage
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages.verify import check_rejected
 
 __all__ = [
     "Stage",
     "Signature",
+    "Bug",
     "Location",
     "Finding",
     "CaseReport",

@@ -13,7 +13,7 @@ from refcompiler.graph import Graph
 from fuzz.case import PASS, Case, Expect, case_inputs
 from fuzz.oracle.chain import CHAIN, Choices, iter_findings, target_chain
 from fuzz.oracle.context import GraphContext
-from fuzz.oracle.finding import CaseReport, Finding, Signature
+from fuzz.oracle.finding import Bug, CaseReport, Finding, Signature
 from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules
 from refcompiler.driver import scheduled_graph
 
@@ -59,7 +59,7 @@ def check_case(
     seed: int = 0,
     randoms: int = 1,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
-    target: Signature | None = None,
+    target: Signature | Bug | None = None,
     focus: Finding | None = None,
     symbolic: bool | None = None,
     compiler: str | None = None,
@@ -69,7 +69,8 @@ def check_case(
     its recorded seed, or (without either) under the standard set
     (``case_schedules``: each of ``schedulers``, random, adversarial, and every
     legal order of a small graph). Returns the first finding, or with
-    ``target`` the first finding with that signature.
+    ``target`` the first finding with that signature (a ``Bug``: that
+    signature but for the op kinds).
 
     ``focus`` (a finding of a similar case, e.g. while shrinking): check only
     schedules of the source that found it, and only its pipeline, when the
@@ -94,7 +95,7 @@ def check_case(
     pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
     for f in iter_findings(ctx, choices, pipelines, chain):
-        if target is None or f.signature == target:
+        if target is None or f.signature.matches(target):
             return CaseReport(f, ctx.schedules)
     return CaseReport(None, ctx.schedules)
 

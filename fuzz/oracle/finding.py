@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["Stage", "Signature", "Location", "Finding", "CaseReport", "CRASH", "ERROR", "crash"]
+__all__ = ["Stage", "Bug", "Signature", "Location", "Finding", "CaseReport", "CRASH", "ERROR", "crash"]
 
 # The signature's "invariant" when no invariant id applies: refc itself raised
 # an unexpected exception (CRASH), or a run failed with an ExecutionError (ERROR).
@@ -31,23 +31,50 @@ class Stage(enum.Enum):
 
 
 @dataclass(frozen=True, order=True)
+class Bug:
+    """A signature without its op kinds: what a campaign shrinks a failure
+    towards, so that shrinking may reach the simplest op at the fault site."""
+
+    invariant: str
+    stage: str
+    blame: str = ""
+
+
+@dataclass(frozen=True, order=True)
 class Signature:
-    """What a campaign deduplicates failures by."""
+    """What a campaign deduplicates failures by: what the bug is, not which ops
+    happened to surround it. ``invariant`` and ``stage``; ``kinds``: the op kinds
+    at the fault *site* (``Location.site``: the instruction's node, the node
+    scheduled too early, the writer of the storage that differs), not every
+    node involved; ``blame``: the component the checker blames, when it names
+    one (``lowering``, a pass's name, ``scheduler``), else empty."""
 
     invariant: str
     stage: str
     kinds: tuple[str, ...]
+    blame: str = ""
 
     def __str__(self) -> str:
-        return f"{self.invariant} at {self.stage} [{', '.join(self.kinds)}]"
+        by = f" by {self.blame}" if self.blame else ""
+        return f"{self.invariant} at {self.stage}{by} [{', '.join(self.kinds)}]"
 
     @property
     def slug(self) -> str:
-        """A file-name friendly form, e.g. ``SEM-1.differential.add-save``."""
-        return ".".join([self.invariant, self.stage, "-".join(self.kinds) or "none"])
+        """A file-name friendly form, e.g. ``SEM-1.differential.save`` or
+        ``IR-6.compile.share_buffers.relu``."""
+        parts = [self.invariant, self.stage] + ([self.blame] if self.blame else [])
+        return ".".join([*parts, "-".join(self.kinds) or "none"])
+
+    @property
+    def bug(self) -> Bug:
+        return Bug(self.invariant, self.stage, self.blame)
+
+    def matches(self, target: "Signature | Bug") -> bool:
+        """Equal to ``target``, or (a ``Bug``) to it but for the op kinds."""
+        return (self.bug if isinstance(target, Bug) else self) == target
 
     def to_doc(self) -> dict[str, object]:
-        return {"invariant": self.invariant, "stage": self.stage, "kinds": list(self.kinds)}
+        return {"invariant": self.invariant, "stage": self.stage, "blame": self.blame, "kinds": list(self.kinds)}
 
 
 @dataclass(frozen=True)
@@ -55,11 +82,15 @@ class Location:
     """Where a fault was detected, set by the stage that detects it (never
     recovered from message text). ``nodes``: the graph nodes involved, in the
     order the checker named them; ``kinds``: their op kinds, sorted;
-    ``instruction``: the IR instruction's index, for a fault found in IR."""
+    ``instruction``: the IR instruction's index, for a fault found in IR;
+    ``site``: the op kinds at the fault itself (a subset of ``kinds``, sorted;
+    ``None``: all of ``kinds``; empty: a fault no op kind identifies), which
+    the signature uses."""
 
     nodes: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     instruction: int | None = None
+    site: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,7 @@ class Finding:
     schedule: ScheduleChoice | None = None
     order: tuple[str, ...] | None = field(default=None, compare=False)
     crashed: bool = False
+    blame: str = ""  # the component the checker blames (Signature.blame)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -84,7 +116,7 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        return Signature(self._id(), self.stage.value, self.kinds)
+        return Signature(self._id(), self.stage.value, self.kinds if self.location.site is None else self.location.site, self.blame)
 
     def _id(self) -> str:
         return self.invariant or (CRASH if self.crashed else ERROR)

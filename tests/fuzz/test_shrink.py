@@ -3,15 +3,19 @@ result is a local minimum that still fails."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 
 from specs import OpKind
 
-from refcompiler.graph import StorageKind
+from refcompiler.graph import Node, Ref, StorageKind, freeze_attrs
 from refcompiler.graph_json import graph_from_doc
 from refcompiler.verifier import violations
 
-from fuzz.shrink import breaks_only, bypass_node, candidates, collapse_view, drop_node, drop_storage, reduce_graph, valid
+from fuzz.shrink import (
+    breaks_only, bypass_node, candidates, collapse_view, drop_node, drop_storage, reduce_graph, simplify_op, untidy, valid,
+)
 from fuzz.strategies import graphs, invalid_graphs
 
 
@@ -137,3 +141,43 @@ def test_reducing_an_invalid_graph_keeps_exactly_its_invariant(graph):
     small = reduce_graph(graph, lambda g: True, acceptable=breaks_only("OWN-3"))
     assert {v.invariant for v in violations(small)} == {"OWN-3"}
     assert len(small.nodes) <= 2  # the breaking edit itself: one node, two with its own input
+
+
+def _untidy_chain():
+    """``_chain`` with a no-op view ``v`` (a reshape of x to its own shape) in front of ``a``."""
+    g = _chain()
+    view = Node("v", OpKind.RESHAPE, (Ref("x"),), (), freeze_attrs({"shape": [2, 3]}))
+    a, *rest = g.nodes
+    return g.with_nodes((view, replace(a, inputs=(Ref("v"),)), *rest))
+
+
+def test_untidy_names_dead_nodes_noop_views_and_unused_storage():
+    g = _untidy_chain()
+    assert valid(g)
+    assert untidy(g) == ["v", "total", "unused"]  # total: a reduce_sum nothing reads
+
+
+def test_the_tidy_edits_come_first_so_a_short_budget_still_removes_them():
+    def has_roll(g):
+        return any(n.op is OpKind.ROLL for n in g.nodes)
+
+    small = reduce_graph(_untidy_chain(), has_roll, max_attempts=3)
+    assert untidy(small) == [] and has_roll(small) and valid(small)
+    assert {"v", "total"}.isdisjoint(small.node_by_name) and "unused" not in small.storage_by_name
+
+
+def test_a_tidy_edit_that_loses_the_failure_is_not_kept():
+    def has_noop_view(g):
+        return "v" in g.node_by_name
+
+    small = reduce_graph(_untidy_chain(), has_noop_view)
+    assert "v" in small.node_by_name  # the failure needs it
+    assert untidy(small) == ["v"]
+
+
+def test_simplify_op_offers_earlier_kinds_of_the_same_arity_and_reduce_takes_them():
+    g = _chain()
+    assert [c.node_by_name["r"].op for c in simplify_op(g, "r")] == [OpKind.RELU, OpKind.NEG]
+    assert list(simplify_op(g, "run")) == []  # an owner keeps its op: its state fits it alone
+    small = reduce_graph(g, lambda h: "r" in h.node_by_name)
+    assert small.node_by_name["r"].op is OpKind.RELU  # the earliest unary op that fits

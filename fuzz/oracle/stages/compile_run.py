@@ -15,7 +15,7 @@ from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.oracle.context import RunContext
 from fuzz.oracle.finding import Finding, Stage, crash
-from fuzz.oracle.locate import locate, locate_violation
+from fuzz.oracle.locate import blame_of, locate, locate_edge, locate_violation
 from fuzz.oracle.stage import OracleStage
 
 __all__ = ["STAGE"]
@@ -49,8 +49,10 @@ def _compile(ctx: RunContext) -> Finding | None:
                 f"the compiler accepts a given schedule that the dependency model forbids ({illegal.detail}); "
                 f"it failed later with {e.invariant}: {e.detail}"
             )
-            return Finding(Stage.SCHEDULE, "SCH-1", why, locate(illegal.names, g.graph, g.prepared), **ctx.where)  # type: ignore[arg-type]
-        return Finding(Stage.COMPILE, e.invariant, e.detail, locate_violation(e, g.graph, g.prepared), **ctx.where)  # type: ignore[arg-type]
+            where = locate_edge(illegal.names, g.graph, g.prepared)
+            return Finding(Stage.SCHEDULE, "SCH-1", why, where, blame="scheduler", **ctx.where)  # type: ignore[arg-type]
+        where = locate_violation(e, g.graph, g.prepared)
+        return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame_of(e), **ctx.where)  # type: ignore[arg-type]
     except RefCompilerError as e:
         return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", **ctx.where)  # type: ignore[arg-type]
     except Exception as e:
@@ -73,8 +75,8 @@ def _scheduled_legally(ctx: RunContext) -> Finding | None:
     why = f"the compiler {who} that the dependency model forbids: {wrong.detail}"
     # not a permutation: the nodes missing or extra are the ones involved
     involved = wrong.names or tuple(sorted(set(ctx.order) ^ set(g.prepared.node_by_name)))
-    where = locate(involved, g.graph, g.prepared, scheduled)
-    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+    where = locate(involved, g.graph, g.prepared, scheduled, site=wrong.names[-1:])
+    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, blame="scheduler", **ctx.where)  # type: ignore[arg-type]
 
 
 def _execute(ctx: RunContext) -> Finding | None:
@@ -88,7 +90,8 @@ def _execute(ctx: RunContext) -> Finding | None:
             first, second = run_compiled_each(compiled, g.inputs, runs=2, bound=bound)  # = runs=1 and runs=2, in two runs
             ctx.got = (first, second)
     except InvariantViolation as e:
-        return Finding(Stage.EXECUTE, e.invariant, e.detail, locate_violation(e, g.graph, compiled.scheduled_graph), **at)  # type: ignore[arg-type]
+        where = locate_violation(e, g.graph, compiled.scheduled_graph)
+        return Finding(Stage.EXECUTE, e.invariant, e.detail, where, blame=blame_of(e), **at)  # type: ignore[arg-type]
     except RefCompilerError as e:
         return Finding(Stage.EXECUTE, None, f"{type(e).__name__}: {e}", **at)  # type: ignore[arg-type]
     except Exception as e:

@@ -10,7 +10,7 @@ from refcompiler.proofs import Verdict, prove
 
 from fuzz.oracle.context import GraphContext
 from fuzz.oracle.finding import Finding, Stage, crash
-from fuzz.oracle.locate import locate, locate_violation
+from fuzz.oracle.locate import locate_conflict, locate_violation
 from fuzz.oracle.stage import OracleStage
 
 __all__ = ["STAGE"]
@@ -35,7 +35,7 @@ def check(ctx: GraphContext) -> Finding | None:
         f"'{a}' and '{b}' both touch '{cx.storage}' (at least one writes) but the dependency model does not "
         f"order them: legal orders {', '.join(s1)} and {', '.join(s2)} disagree"
     )
-    return Finding(Stage.PROOF, "SCH-2", why, locate((a, b), ctx.graph), order=tuple(s2))
+    return Finding(Stage.PROOF, "SCH-2", why, locate_conflict(ctx.graph, (a, b), cx.storage), order=tuple(s2))
 
 
 STAGE = OracleStage(Stage.PROOF, ("SCH-2",), check, fatal=False)

@@ -17,6 +17,14 @@ from fuzz.oracle.stage import OracleStage
 __all__ = ["STAGE", "check_rejected"]
 
 
+# the ownership rules are about storage: no op kind tells one such bug from another
+STORAGE_RULES = ("OWN-1", "OWN-2", "OWN-3", "OWN-4")
+
+
+def _locate(invariant: str, names: tuple[str, ...], graph: Graph) -> Location:
+    return locate(names, graph, site=() if invariant in STORAGE_RULES else None)
+
+
 def check_rejected(graph: Graph, invariant: str, mutant: str | None = None) -> Finding | None:
     """A graph that breaks ``invariant`` must be rejected with that id."""
     with activate(mutant):
@@ -28,7 +36,7 @@ def _rejected(graph: Graph, invariant: str, found: list) -> Finding | None:
     if any(v.invariant == invariant for v in found):
         return None
     truth = [v for v in violations(graph) if v.invariant == invariant]
-    where = locate(truth[0].names, graph) if truth else Location()
+    where = _locate(invariant, truth[0].names, graph) if truth else Location()
     if not found:
         why = f"the verifier accepts a graph that breaks {invariant}"
         if truth:
@@ -50,7 +58,7 @@ def check(ctx: GraphContext) -> Finding | None:
         return None
     v = found[0]
     why = f"the verifier rejects a graph expected to pass: {v.detail}"
-    return Finding(Stage.VERIFY, v.invariant, why, locate(v.names, ctx.graph))
+    return Finding(Stage.VERIFY, v.invariant, why, _locate(v.invariant, v.names, ctx.graph))
 
 
 STAGE = OracleStage(Stage.VERIFY, ("G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4"), check, on_reject=True)

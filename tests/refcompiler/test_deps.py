@@ -1,0 +1,63 @@
+"""``deps``: memory edges, SCH-1, and a self-save (a save of a placeholder's own
+value into it), which writes nothing and so orders nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from specs import OpKind
+
+from refcompiler.deps import check_schedule, dependency_graph, is_legal, memory_edges
+from refcompiler.driver import compile_graph, run_compiled
+from refcompiler.errors import InvariantViolation
+from refcompiler.graph import StorageKind
+from refcompiler.ir_verifier import verify_program
+from refcompiler.passes import PIPELINES
+from refcompiler.proofs import conflicts, prove
+from refcompiler.proofs.proof import Verdict
+from refcompiler.reference import run_reference
+from refcompiler.values import same_bits
+from tests.refcompiler.proofs.graphs import graph, node, save, storage
+
+P = StorageKind.PLACEHOLDER
+
+
+def _self_save(through_view: bool):  # type: ignore[no-untyped-def]
+    """``s`` saves P's own value into P (directly or through the view ``v``);
+    ``r`` reads P (also through ``v``) and its result is saved into Q."""
+    value = "v" if through_view else "P"
+    nodes = [node("v", OpKind.RESHAPE, "P", shape=[4])] if through_view else []
+    nodes += [save("s", value, "P"), node("r", OpKind.RELU, value), save("q", "r", "Q")]
+    return graph("self", [storage("P", P), storage("Q", P)], nodes)
+
+
+def test_a_real_save_orders_its_readers_first() -> None:
+    g = graph("g", [storage("P", P), storage("Q", P)], [save("s", "Q", "P"), node("r", OpKind.RELU, "P")])
+    assert memory_edges(g) == [("r", "s", "P")]
+    with pytest.raises(InvariantViolation) as e:
+        check_schedule(g, ["s", "r"])
+    assert e.value.invariant == "SCH-1"
+    assert e.value.names == ("r", "s")
+
+
+@pytest.mark.parametrize("through_view", [False, True])
+def test_a_self_save_creates_no_memory_edge_and_no_conflict(through_view: bool) -> None:
+    g = _self_save(through_view)
+    assert memory_edges(g) == []
+    assert all(d["kind"] == "data" for _, _, d in dependency_graph(g).edges(data=True))
+    assert [c for c in conflicts(g) if "s" in (c.a, c.b)] == []
+    assert prove(g).verdict is Verdict.PROVED
+
+
+@pytest.mark.parametrize("through_view", [False, True])
+def test_a_reader_after_a_self_save_is_legal_and_every_pipeline_equals_the_reference(through_view: bool) -> None:
+    g = _self_save(through_view)
+    order = (["v"] if through_view else []) + ["s", "r", "q"]
+    assert is_legal(g, order)
+    expected = run_reference(g, runs=2)
+    for pipeline in PIPELINES:
+        compiled = compile_graph(g, schedule=order, pipeline=pipeline)
+        verify_program(compiled.program)  # IR-4: lowering emits no write for the self-save
+        got = run_compiled(compiled, runs=2)
+        assert set(got) == set(expected)
+        assert all(same_bits(got[k], expected[k]) for k in expected), pipeline
