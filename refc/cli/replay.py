@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: {verdict.value}: {detail}" if verdict is not Verdict.NEEDS_PLUGIN else f"{path}: {detail}")
     mutant = f" against mutant {args.replay_mutant}" if args.replay_mutant else ""
     if not args.isolated:
-        print(f"replayed {len(files)} cases{mutant}: " + ", ".join(f"{counts[v]} {v.value}" for v in Verdict))
+        print(f"replayed {len(files)} case{'' if len(files) == 1 else 's'}{mutant}: " + ", ".join(f"{counts[v]} {v.value}" for v in Verdict))
     return exit_code(counts)
 
 
