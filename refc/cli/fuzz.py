@@ -199,7 +199,7 @@ def _cluster(args: argparse.Namespace, config: "CampaignConfig", stack: contextl
 
 def run(args: argparse.Namespace) -> int:
     from fuzz.campaign.summary import replay_command
-    from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign, write_outputs
+    from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign
     from refcompiler.mutants import get as get_mutant
     from refcompiler.passes import resolve_pipeline
     from refcompiler.schedulers import SCHEDULERS, resolve_scheduler

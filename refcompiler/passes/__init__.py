@@ -20,7 +20,7 @@ import inspect
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError, UsageError
+from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
 from refcompiler.plugins import load_attribute
@@ -134,16 +134,7 @@ def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]
 def _verified(program: Program, stage: str) -> None:
     found = program_violations(program)
     if found:
-        first = found[0]
-        raise InvariantViolation(
-            first.invariant,
-            first.detail,
-            names=first.names,
-            context=first.context,
-            stage=stage,
-            instruction=first.instruction,
-            instruction_name=first.instruction_name,
-        )
+        raise found[0].at(stage)
 
 
 def _apply(name: str, run: Pass, program: Program) -> object:
