@@ -9,9 +9,8 @@ schedule, which is what makes it an oracle.
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
-import networkx as nx
 import numpy as np
 
 from specs import OpKind
@@ -20,7 +19,7 @@ from refcompiler.errors import ExecutionError
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.kernels import run_kernel
 from refcompiler.values import Values, bind_inputs, constant_values
-from refcompiler.verifier import data_graph
+from refcompiler.verifier import evaluation_order
 
 __all__ = ["run_reference", "run_once"]
 
@@ -35,7 +34,17 @@ def run_reference(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, 
     return values
 
 
-def run_once(graph: Graph, values: Mapping[str, np.ndarray], constants: Mapping[str, np.ndarray]) -> Values:
+Kernel = Callable[[Node, list, list], tuple[tuple, tuple]]
+
+
+def run_once(
+    graph: Graph, values: Mapping[str, np.ndarray], constants: Mapping[str, np.ndarray], kernel: Kernel | None = None
+) -> Values:
+    """One run of the schedule-free semantics (DESIGN §2): every read of storage
+    sees its value at entry, owners update their state, saves take effect at exit.
+    ``kernel(node, inputs, state) -> (results, new state)``: the op meanings
+    (default the numpy kernel table; the symbolic reference passes its own)."""
+    kernel = kernel or _kernel
     entry = {**constants, **values}
     results: dict[tuple[str, int], np.ndarray] = {}
     out: Values = {name: v.copy() for name, v in values.items()}
@@ -46,12 +55,11 @@ def run_once(graph: Graph, values: Mapping[str, np.ndarray], constants: Mapping[
             return entry[ref.name]
         return results[(ref.name, ref.result)]
 
-    order = nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
-    for name in order:
+    for name in evaluation_order(graph):
         node = graph.node_by_name[name]
         ins = [read(r) for r in node.inputs]
         state = [entry[s] for s in node.state]
-        res, new_state = _kernel(node, ins, state)
+        res, new_state = kernel(node, ins, state)
         for k, r in enumerate(res):
             results[(node.name, k)] = r
         for s, v in zip(node.state, new_state, strict=True):

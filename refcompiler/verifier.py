@@ -32,7 +32,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 
-__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "result_count"]
+__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order", "result_count"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -66,6 +66,12 @@ def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
 
 def result_count(node: Node) -> int:
     return len(node.spec.results)
+
+
+def evaluation_order(graph: Graph) -> Iterator[str]:
+    """The nodes in the one order every graph-level walk uses: topological over
+    data edges, ties broken by creation order. Raises what networkx raises on a cycle."""
+    return nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
 
 
 def data_graph(graph: Graph) -> nx.DiGraph:
@@ -192,7 +198,7 @@ def infer_types(graph: Graph) -> Types:
             return TensorType(s.shape, s.dtype)
         return types[(ref.name, ref.result)]
 
-    for name in nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__):
+    for name in evaluation_order(graph):
         node = graph.node_by_name[name]
         spec = node.spec
         ins = [type_of(r) for r in node.inputs]

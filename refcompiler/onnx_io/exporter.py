@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 
-import networkx as nx
 import onnx
 from onnx import ModelProto, helper, numpy_helper
 
@@ -27,7 +26,7 @@ from specs import OpKind, TensorType
 from refcompiler.graph import Graph, Node, Ref, StorageKind, initial_value
 from refcompiler.onnx_io.lowerings import LOWERINGS, Emitter, Site
 from refcompiler.onnx_io.types import ONNX_DTYPE, Namer
-from refcompiler.verifier import data_graph, verify
+from refcompiler.verifier import evaluation_order, verify
 
 __all__ = ["EXPORT_OPSET", "IR_VERSION", "exit_names", "export_graph", "write_model"]
 
@@ -66,7 +65,7 @@ def export_graph(graph: Graph) -> ModelProto:
     }
     for s in graph.storage_of_kind(StorageKind.CONSTANT):
         e.initializers.append(numpy_helper.from_array(initial_value(s), s.name))
-    for name in nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__):
+    for name in evaluation_order(graph):
         node = graph.node_by_name[name]
         LOWERINGS[node.op](e, _site(graph, node, types, result_names, exit_of))
     inputs = [_info(s.name, TensorType(s.shape, s.dtype)) for s in graph.storage if s.kind is not StorageKind.CONSTANT]

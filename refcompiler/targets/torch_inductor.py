@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import networkx as nx
 import numpy as np
 
 from specs import OpKind
@@ -40,7 +39,7 @@ from specs.shapes import reduce_axes
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.targets.base import Configuration, Refused, written_storage
 from refcompiler.values import Values
-from refcompiler.verifier import data_graph
+from refcompiler.verifier import evaluation_order
 
 __all__ = ["TARGET", "TorchInductorTarget"]
 
@@ -186,7 +185,7 @@ class TorchInductorTarget:
     def build(self, graph: Graph) -> Program | Refused:
         if not written_storage(graph):
             return Refused("the graph writes nothing (no save, no owned variable)")
-        order = nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
+        order = evaluation_order(graph)
         return Program(graph, tuple(order))
 
     def session(self, program: Program, config: Configuration) -> TorchSession:
