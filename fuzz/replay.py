@@ -19,15 +19,17 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from dataclasses import dataclass
+from typing import Sequence
 
 from refcompiler.errors import RefCompilerError
+from refcompiler.graph import Graph
 from refcompiler.mutants import CATALOG
 from refcompiler.passes import resolve_pipeline
 
 from fuzz.case import Case, ExpectKind
 from fuzz.oracle import check_case, legal_on_correct_compiler
 
-__all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "judge", "exit_code"]
+__all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "order_problem", "judge", "exit_code"]
 
 
 class Verdict(enum.Enum):
@@ -85,15 +87,23 @@ def case_problem(case: Case) -> str | None:
     return None
 
 
-def _schedule_problem(case: Case) -> str | None:
-    nodes = [n.name for n in case.graph.nodes]
-    order = list(case.schedule or ())
+def order_problem(graph: Graph, order: Sequence[str]) -> str | None:
+    """Why ``order`` is not a permutation of ``graph``'s nodes (SCH-1), or ``None``."""
+    nodes = [n.name for n in graph.nodes]
     dup = [n for n, k in Counter(order).items() if k > 1]
     missing = [n for n in nodes if n not in order]
     unknown = [n for n in order if n not in nodes]
-    for what, names in (("names a node twice", dup), ("misses", missing), ("names no node", unknown)):
+    for what, names in (("names no node", unknown), ("names a node twice", dup), ("misses", missing)):
         if names:
-            return f"schedule: {what}: {', '.join(map(repr, names))}"
+            return f"{what}: {', '.join(map(repr, names))}"
+    return None
+
+
+def _schedule_problem(case: Case) -> str | None:
+    order = list(case.schedule or ())
+    problem = order_problem(case.graph, order)
+    if problem is not None:
+        return f"schedule: {problem}"
     if case.expect.kind is ExpectKind.PASS and not legal_on_correct_compiler(case.graph, order):
         return "schedule: not a legal order of the graph's nodes (SCH-1 on the correct compiler)"
     return None

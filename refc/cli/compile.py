@@ -11,13 +11,21 @@ instructions and the values they read and write,
 ``refcompiler.pictures.program_dot``), or with ``--format svg --picture arena``
 the arena timeline (``refcompiler.pictures.arena_svg``). ``-o FILE`` writes
 the output to a file.
+
+A corpus case is compiled as it records (its ``schedule``, or its
+``scheduler`` called with its ``scheduler_seed``; its ``pipeline`` and
+``mutant``; a line on stderr says so) unless ``--order``, ``--scheduler``,
+``--seed``, ``--pipeline``, ``--mutant`` or ``--no-mutant`` say otherwise; a
+plug-in it names is imported only with ``--allow-plugin MODULE``.
+``--order a,b,c`` compiles that order: one that is not a permutation of the
+graph's nodes or breaks a dependency is exit 2 naming the nodes (SCH-1).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, in_file, load
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, in_file, load_with_settings, note_recorded
 from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.ir_text import print_program
@@ -29,7 +37,7 @@ PICTURES = ("ir", "arena")
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compile", help="schedule, lower, optimise and allocate a graph; print the IR")
     add_graph_argument(p)
-    add_compile_arguments(p)
+    add_compile_arguments(p, from_case=True)
     add_mutant_argument(p)
     add_picture_arguments(p, text_help="the IR's text form")
     p.add_argument("--picture", choices=PICTURES, default="ir", help="what --format draws: ir (default), or arena: the arena timeline (SVG)")
@@ -37,8 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    graph, settings = load_with_settings(args)
+    settings.check()
+    note_recorded(args, settings)
     try:
-        compiled = compile_from_args(load(args), args)
+        compiled = compile_from_args(graph, args, settings)
     except InvariantViolation as e:
         raise in_file(args.graph, e) from None
     form = picture_format(args)

@@ -16,6 +16,11 @@ schedule-free reference interpreter (DESIGN §2) ``N`` times; without
   it a short summary is printed;
 - a run-time error (an embedding id out of range) is exit 1, one line naming
   the node and the id.
+
+A corpus case runs with its input values and is compiled as it records
+(``refc compile``'s rules: its schedule or scheduler and seed, pipeline and
+mutant, unless the command line says otherwise; ``--order a,b,c``;
+``--allow-plugin MODULE`` for a plug-in it names).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import sys
 import numpy as np
 
 from refc.cli import run_target
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load, out_file, whole_number
+from refc.cli.common import Settings, add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load_with_settings, note_recorded, out_file, whole_number
 from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph
@@ -51,30 +56,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="F.npz", type=file_path,
                    help="write the final placeholders and owned variables here (- for stdout)")
     add_mutant_argument(p)
-    add_compile_arguments(p)
+    add_compile_arguments(p, from_case=True)
     run_target.add_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    # Resolved even with --reference, which does not use them: an unknown name is bad usage (2)
-    resolve_scheduler(args.scheduler)
-    resolve_pipeline(args.pipeline)
     if args.out is not None and args.out != "-":
         out_file(args.out)
-    graph = load(args)
+    graph, settings = load_with_settings(args)
+    if args.reference:
+        # not used, but an unknown name given is still bad usage (2); the case's are not imported
+        resolve_scheduler(args.scheduler or "topo")
+        resolve_pipeline(args.pipeline or "O0")
+    elif args.target is None:
+        settings.check()
+        resolve_scheduler(settings.scheduler)
+        resolve_pipeline(settings.pipeline)
+        note_recorded(args, settings)
     found = violations(graph)
     for v in found:
         names = f" [{', '.join(v.names)}]" if v.names else ""
         print(f"{args.graph}: {v.invariant}: {v.detail}{names}")
     if found:
         return 1
-    inputs = _inputs(graph, args.inputs)
+    inputs = _inputs(graph, args.inputs, settings)
     args.runs_given, args.runs = args.runs is not None, args.runs or 1
     if args.target is not None:
         return run_target.run(args, graph, inputs)
     try:
-        values = _reference(graph, inputs, args.runs) if args.reference else _compiled(graph, inputs, args)
+        values = _reference(graph, inputs, args.runs) if args.reference else _compiled(graph, inputs, args, settings)
     except ExecutionError as e:
         raise ExecutionError(f"{args.graph}: {e}", node=e.node) from None
     except InvariantViolation as e:  # from compiling: a user's scheduler, a pass, a mutant
@@ -95,21 +106,27 @@ def _runs(n: int) -> str:
     return "1 run" if n == 1 else f"{n} runs"
 
 
-def _inputs(graph: Graph, path: str | None) -> dict[str, np.ndarray] | None:
-    """The ``--inputs`` overrides, checked against the graph's storage (exit 2 naming file and key)."""
+def _inputs(graph: Graph, path: str | None, settings: Settings) -> dict[str, np.ndarray] | None:
+    """A case's input values, then the ``--inputs`` overrides, checked against
+    the graph's storage (exit 2 naming file and key)."""
+    recorded = dict(settings.inputs)
     if path is None:
-        return None
+        return recorded or None
     overrides = load_npz(path)
     bind_inputs(graph, overrides, path=path)
-    return overrides
+    return {**recorded, **overrides}
 
 
 def _reference(graph: Graph, inputs: dict[str, np.ndarray] | None, runs: int) -> Values:
     return run_reference(graph, inputs, runs=runs)
 
 
-def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse.Namespace) -> Values:
-    return run_compiled(compile_from_args(graph, args), inputs, runs=args.runs)
+def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse.Namespace, settings: Settings) -> Values:
+    from refcompiler.mutants import activate
+
+    compiled = compile_from_args(graph, args, settings)
+    with activate(settings.mutant):  # the case's mutant: around the compiler, not the reference
+        return run_compiled(compiled, inputs, runs=args.runs)
 
 
 def _write(path: str, values: Values) -> None:

@@ -21,7 +21,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, positive_seconds, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, positive_seconds, whole_number
 from refcompiler.driver import compile_graph
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="prove the compiled program equal to the reference for all input values")
     add_graph_argument(p)
     add_compile_arguments(p)
-    p.add_argument("--order", type=_order, default=None, metavar="A,B,...", help="an explicit node order instead of the scheduler's")
+    p.add_argument("--order", type=node_order, default=None, metavar="A,B,...", help="an explicit node order instead of the scheduler's")
     p.add_argument("--runs", type=int, choices=(1, 2), default=2, help="runs to compare, carrying state (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="Z3 time limit (default 10)")
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
@@ -52,13 +52,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_mutant_argument(p)
     p.set_defaults(func=run)
-
-
-def _order(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(","))
-    if not names or any(not n for n in names):
-        raise argparse.ArgumentTypeError(f"expected node names separated by commas, got {text!r}")
-    return names
 
 
 def run(args: argparse.Namespace) -> int:
