@@ -23,9 +23,11 @@ import networkx as nx
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from refcompiler.deps import dependency_graph
+from refcompiler.deps import check_schedule, dependency_graph
+from refcompiler.errors import InvariantViolation
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.graph import Graph
+from refcompiler.schedulers import resolve_scheduler
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 
@@ -37,6 +39,7 @@ __all__ = [
     "scheduler_choices",
     "is_plugin",
     "PLUGIN_SEEDS",
+    "PLUGIN_CALLS",
     "schedules",
     "EXHAUSTIVE_LIMIT",
 ]
@@ -54,9 +57,12 @@ class ScheduleSource(enum.Enum):
     GIVEN = "given"  # a case's own schedule, or one a caller passes
 
 
-# A user's scheduler (``module:attribute``) is called with this many distinct
-# seeds per graph: a randomised one must be exercised, not called with seed 0.
+# A user's scheduler (``module:attribute``) is called with PLUGIN_CALLS distinct
+# seeds per graph (a call costs far less than compiling and running an order), and
+# each distinct order it gives is checked once, at most PLUGIN_SEEDS of them: a
+# randomised scheduler must be exercised, and most seeds repeat an order.
 PLUGIN_SEEDS = 48
+PLUGIN_CALLS = 512
 
 
 def is_plugin(spec: str | None) -> bool:
@@ -82,15 +88,49 @@ class ScheduleChoice:
         return f"{self.source.value} order {', '.join(self.order)}"
 
 
-def scheduler_choices(scheduler: str, seed: int) -> list[ScheduleChoice]:
+def scheduler_choices(scheduler: str, seed: int, graph: Graph | None = None, deps: nx.DiGraph | None = None) -> list[ScheduleChoice]:
     """How a case calls ``scheduler``: once with the case's seed for a built-in
-    one; ``PLUGIN_SEEDS`` times with distinct seeds derived from ``seed`` for
-    a user's one."""
+    one. A user's one: with ``PLUGIN_SEEDS`` distinct seeds derived from
+    ``seed``; given the ``graph`` it schedules and its acyclic ``deps``, it is
+    called with ``PLUGIN_CALLS`` seeds and one seed kept per distinct order
+    (``_seeds_by_order``)."""
     if not is_plugin(scheduler):
         return [ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler)]
     rng = random.Random(f"{scheduler}/{seed}")
-    seeds = [seed] + rng.sample(range(1, 2**31), PLUGIN_SEEDS - 1)
+    if graph is None or deps is None:
+        seeds = [seed] + rng.sample(range(1, 2**31), PLUGIN_SEEDS - 1)
+    else:
+        seeds = _seeds_by_order(scheduler, [seed] + rng.sample(range(1, 2**31), PLUGIN_CALLS - 1), graph, deps)
     return [ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler, s) for s in seeds]
+
+
+def _seeds_by_order(spec: str, seeds: list[int], graph: Graph, deps: nx.DiGraph) -> list[int]:
+    """The first seed of each distinct order the user's scheduler ``spec``
+    gives for ``graph``, at most ``PLUGIN_SEEDS``: those whose order the
+    dependency model rejects first (where a scheduler is wrong; the compile
+    stage then reports it), else in call order. A call that raises or returns
+    something that is not a list of names keeps its seed first and ends the
+    calls: the compile stage reports that call under that seed."""
+    pick = resolve_scheduler(spec)
+    first: dict[tuple[str, ...], int] = {}
+    rejected: list[int] = []
+    for s in seeds:
+        try:
+            order = pick(graph, deps.copy(), s)
+            key = tuple(order)  # type: ignore[call-overload]
+            if not all(isinstance(n, str) for n in key):
+                raise TypeError("not a list of node names")
+        except (Exception, SystemExit):  # the user's error, reported when compiled; a CaseTimeout passes
+            return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
+        if key in first:
+            continue
+        first[key] = s
+        try:
+            check_schedule(graph, key, deps)
+        except InvariantViolation:
+            rejected.append(s)
+    kept = rejected[:PLUGIN_SEEDS]
+    return kept + [s for s in first.values() if s not in set(kept)][: PLUGIN_SEEDS - len(kept)]
 
 
 def _kahn(graph: Graph, deps: nx.DiGraph, pick: Callable[[int], int]) -> tuple[str, ...]:
@@ -146,12 +186,12 @@ def case_schedules(
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``scheduled_graph``); an empty list of explicit orders otherwise.
     """
-    choices = [c for s in schedulers for c in scheduler_choices(s, seed)]
     if any(is_plugin(s) for s in schedulers):
         exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
     deps = dependency_graph(graph)
     if not nx.is_directed_acyclic_graph(deps):
-        return choices
+        return [c for s in schedulers for c in scheduler_choices(s, seed)]
+    choices = [c for s in schedulers for c in scheduler_choices(s, seed, graph, deps)]
     rng = random.Random(seed)
     explicit: list[ScheduleChoice] = [
         ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)

@@ -3,6 +3,7 @@ for small graphs, deterministic in their seed."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import random
 from pathlib import Path
@@ -135,3 +136,38 @@ def test_a_users_scheduler_is_called_with_many_distinct_seeds():
     assert plugin == scheduler_choices("mine:schedule", 7) and plugin != scheduler_choices("mine:schedule", 8)
     (builtin,) = scheduler_choices("topo", 7)
     assert builtin.seed is None and "seed" not in builtin.describe()
+
+
+def _flaky(graph, deps, seed=0):
+    """A user's scheduler: one legal order for every seed but one, whose order
+    runs the save of A before the read of A in 'late'."""
+    return ["sum", "s", "late", "save_late"] if seed == _flaky.wrong_seed else ["sum", "late", "s", "save_late"]
+
+
+def test_a_users_scheduler_is_called_often_and_each_distinct_order_checked_once(monkeypatch):
+    fs = importlib.import_module("fuzz.schedules")
+    graph = scheduled_graph(load_graph(EXAMPLES / "read_then_save.json"))
+    deps = dependency_graph(graph)
+    monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: _flaky)
+    calls = fs.scheduler_choices("mine:schedule", 7)  # without the graph: PLUGIN_SEEDS seeds, none called
+    # the seed of the wrong order is among the PLUGIN_CALLS calls but not among the first PLUGIN_SEEDS
+    rng = random.Random("mine:schedule/7")
+    called = [7] + rng.sample(range(1, 2**31), fs.PLUGIN_CALLS - 1)
+    _flaky.wrong_seed = called[fs.PLUGIN_CALLS - 3]
+    assert _flaky.wrong_seed not in {c.seed for c in calls} and fs.PLUGIN_CALLS > 4 * fs.PLUGIN_SEEDS
+    seeds = [c.seed for c in fs.scheduler_choices("mine:schedule", 7, graph, deps)]
+    assert seeds == [_flaky.wrong_seed, 7]  # two distinct orders: the one the model rejects first
+
+
+def test_a_users_scheduler_that_raises_keeps_that_seed_first(monkeypatch):
+    fs = importlib.import_module("fuzz.schedules")
+    graph = scheduled_graph(load_graph(EXAMPLES / "read_then_save.json"))
+
+    def broken(graph, deps, seed=0):
+        if seed != 7:
+            raise SystemExit(3)
+        return ["sum", "late", "s", "save_late"]
+
+    monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: broken)
+    seeds = [c.seed for c in fs.scheduler_choices("mine:schedule", 7, graph, dependency_graph(graph))]
+    assert len(seeds) == 2 and seeds[1] == 7 and seeds[0] != 7
