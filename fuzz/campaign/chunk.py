@@ -28,7 +28,7 @@ from fuzz.oracle import Bug, Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
 from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["Chunk", "ChunkResult", "run_chunk"]
+__all__ = ["Chunk", "ChunkResult", "ChunkState", "run_chunk", "running", "forget_running"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,34 @@ class ChunkState:
     best: Example | None = None
     shrink_deadline: float | None = None
     hypothesis_until: float | None = None  # budget mode: Hypothesis's shrinking ends then, the reducer gets the rest
+    from_nodes: int | None = None  # nodes of the target's first failing example
+    nodes: int | None = None  # nodes of the smallest failing example so far (Hypothesis, then the reducer)
+
+    @property
+    def phase(self) -> str:
+        """What the chunk is doing, for a person: ``generating``, or e.g.
+        ``shrinking SCH-1 at compile by scheduler (8 nodes -> 3)``."""
+        if self.target is None:
+            return "generating"
+        b = self.target
+        by = f" by {b.blame}" if b.blame else ""
+        return f"shrinking {b.invariant} at {b.stage}{by} ({self.from_nodes} nodes -> {self.nodes})"
+
+
+# The state of the chunk that runs in this process, read by the campaign's
+# progress display while the chunk runs (one in-process worker; see
+# ``runner``); the runner forgets it once it has absorbed the chunk's result.
+_running: ChunkState | None = None
+
+
+def running() -> ChunkState | None:
+    """The state of the chunk running (or just ended, not yet absorbed) in this process."""
+    return _running
+
+
+def forget_running() -> None:
+    global _running
+    _running = None
 
 
 class _Found(Exception):
@@ -154,7 +182,7 @@ class _ChunkRun:
         if s.target is None:
             if sig in self.task.known:
                 return
-            s.target, s.first_failure_at = sig.bug, time.time()
+            s.target, s.first_failure_at, s.from_nodes = sig.bug, time.time(), len(graph.nodes)
             if self.task.deadline is not None:
                 s.shrink_deadline = max(self.task.deadline, time.time() + self.config.shrink_grace)
                 s.hypothesis_until = time.time() + self.config.hypothesis_shrink_seconds
@@ -162,10 +190,12 @@ class _ChunkRun:
             return
         if s.best is None or graph_size(graph) < graph_size(s.best.graph):
             s.best = Example(graph, expect, case_seed, finding)
+            s.nodes = len(graph.nodes)
         raise _Found()
 
     def run(self) -> ChunkResult:
-        start = time.time()
+        global _running
+        _running, start = self.state, time.time()
         def body(case: tuple[Graph, Expect, int]) -> None:
             self.body(case)
 
@@ -189,9 +219,12 @@ class _ChunkRun:
         s = self.state
         found: tuple[Failure, ...] = ()
         if s.best is not None and s.first_failure_at is not None:
-            found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time),)
+            found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time, on_smaller=self._smaller),)
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start)
 
+
+    def _smaller(self, nodes: int) -> None:
+        self.state.nodes = nodes
 
 def run_chunk(task: Chunk) -> ChunkResult:
     """Run one chunk (a top-level function, so that a process pool can call it)."""

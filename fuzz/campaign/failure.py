@@ -50,9 +50,11 @@ class Failure:
     not_reproduced: str | None = None  # why replay did not reproduce it, when it did not
 
 
-def finish(config: CampaignConfig, example: Example, found_at: float, stop: Callable[[], bool]) -> Failure:
+def finish(config: CampaignConfig, example: Example, found_at: float, stop: Callable[[], bool],
+           on_smaller: Callable[[int], None] = lambda nodes: None) -> Failure:
     """Reduce the smallest failing example (until ``stop()``) and make it a
-    corpus case that replays."""
+    corpus case that replays. ``on_smaller(nodes)``: each time the reducer
+    keeps a smaller failing graph (for the progress display)."""
     graph, expect, finding = example.graph, example.expect, example.finding
     bug = finding.signature.bug  # the reducer may change the op kinds at the fault, not the bug
 
@@ -61,7 +63,13 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
         return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=bug, focus=focus, symbolic=config.symbolic, compiler=config.target).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
-    reduced = reduce_graph(graph, lambda g: fails(g) is not None, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
+    def still_fails(g: Graph) -> bool:
+        failed = fails(g) is not None
+        if failed:
+            on_smaller(len(g.nodes))
+        return failed
+
+    reduced = reduce_graph(graph, still_fails, acceptable=acceptable, max_attempts=config.reduce_attempts, stop=stop)
     final = fails(reduced, None) or fails(reduced) or finding
     sig = final.signature  # the shrunk case's: what the campaign deduplicates by
     case = _storable(config, reduced, expect, final, example.seed)

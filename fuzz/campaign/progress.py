@@ -1,14 +1,22 @@
-"""Progress of a running campaign: nothing, a plain line every few seconds,
-or a live bar on a terminal."""
+"""Progress of a running campaign: nothing, a plain line every few seconds
+and at each change of phase, or a live bar on a terminal. With one in-process
+worker a ``Ticker`` thread refreshes the display while a chunk runs (the
+chunk's own counts and phase, e.g. which finding it is shrinking)."""
 
 from __future__ import annotations
 
+import copy
+import threading
 import time
-from typing import Any, Protocol, TextIO
+from typing import Any, Callable, Protocol, TextIO
 
+from fuzz.campaign.chunk import ChunkState
 from fuzz.campaign.summary import Summary
 
-__all__ = ["Progress", "NoProgress", "PlainProgress", "RichProgress"]
+__all__ = ["Progress", "NoProgress", "PlainProgress", "RichProgress", "Ticker", "live_view", "TICK"]
+
+# Seconds between two refreshes of the display while an in-process chunk runs.
+TICK = 0.25
 
 
 class Progress(Protocol):
@@ -42,27 +50,39 @@ def _status(summary: Summary) -> str:
 
 
 def _short_status(summary: Summary) -> str:
-    """The live line: it must fit a terminal beside the bar and the time left."""
+    """The live line: it must fit a terminal beside the bar and the time left
+    (the phase only when it is not the usual one)."""
     cps, sps = summary.rates()
+    phase = "" if summary.phase in ("generating", "done", "starting") else f"{summary.phase}; "
     return (
-        f"{summary.cases} cases {cps:.0f}/s, {summary.schedules} sched {sps:.0f}/s, "
+        f"{phase}{summary.cases} cases {cps:.0f}/s, {summary.schedules} sched {sps:.0f}/s, "
         f"{summary.failures} failing ({len(summary.found)} distinct)"
     )
 
 
+def _phase_kind(phase: str) -> str:
+    """The phase without its running figures: ``shrinking X (8 nodes -> 3)`` is ``shrinking X``."""
+    return phase.split(" (", 1)[0]
+
+
 class PlainProgress:
-    """One line at most every ``interval`` seconds, and a last one when done."""
+    """One line at most every ``interval`` seconds, one when the phase changes
+    (e.g. shrinking starts), and a last one when done. Safe to call from the
+    ``Ticker``'s thread and the campaign's at once."""
 
     def __init__(self, stream: TextIO, interval: float = 5.0):
         self.stream = stream
         self.interval = interval
         self.last = 0.0
+        self.phase = ""
+        self.lock = threading.Lock()
 
     def update(self, summary: Summary, *, done: bool = False) -> None:
-        now = time.monotonic()
-        if done or now - self.last >= self.interval:
-            self.last = now
-            print(f"refc fuzz: {_status(summary)}", file=self.stream, flush=True)
+        with self.lock:
+            now, phase = time.monotonic(), _phase_kind(summary.phase)
+            if done or now - self.last >= self.interval or phase != self.phase:
+                self.last, self.phase = now, phase
+                print(f"refc fuzz: {_status(summary)}", file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -97,3 +117,42 @@ class RichProgress:
 
     def close(self) -> None:
         self.bar.stop()
+
+
+def live_view(summary: Summary, chunk: ChunkState | None) -> Summary:
+    """``summary`` as it would read with the running ``chunk``'s counts and
+    phase absorbed (a copy; ``summary`` is left as it is)."""
+    view = copy.copy(summary)
+    view.seconds = time.time() - summary.start
+    if chunk is not None:
+        view.cases += chunk.cases
+        view.invalid_cases += chunk.invalid
+        view.schedules += chunk.schedules
+        view.failures += chunk.failures
+        view.phase = chunk.phase
+    return view
+
+
+class Ticker:
+    """A daemon thread that calls ``progress.update(view())`` every ``period``
+    seconds until ``stop()``: the display moves while the campaign's own
+    thread is busy in a chunk. It only reads; the chunk runs, and its time
+    limit (``SIGALRM``) fires, in the main thread as before."""
+
+    def __init__(self, progress: Progress, view: Callable[[], Summary], period: float = TICK):
+        self.progress, self.view, self.period = progress, view, period
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="refc-fuzz-progress", daemon=True)
+
+    def _run(self) -> None:
+        while not self.stopped.wait(self.period):
+            self.progress.update(self.view())
+
+    def start(self) -> "Ticker":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        if self.thread.is_alive():
+            self.thread.join()

@@ -18,10 +18,10 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable
 
 from fuzz.campaign.cases import chunk_seed
-from fuzz.campaign.chunk import Chunk, ChunkResult, run_chunk
+from fuzz.campaign.chunk import Chunk, ChunkResult, forget_running, run_chunk, running
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
-from fuzz.campaign.progress import NoProgress, Progress
+from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
 from fuzz.campaign.summary import Summary
 
 __all__ = ["InlineExecutor", "run_campaign", "HARD_GRACE"]
@@ -72,11 +72,25 @@ def _wait(pool: Executor, pending: set[Future[ChunkResult]], timeout: float) -> 
     return wait(pending, timeout=timeout, return_when=FIRST_COMPLETED).done
 
 
+# Held while a chunk's result is absorbed and its live state forgotten, and while
+# the progress ``Ticker`` reads both: a chunk is counted once, never twice or not at all.
+_absorbing = threading.Lock()
+
+
 def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> None:
-    try:
-        summary.absorb(fut.result())
-    except LostChunk as e:
-        summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
+    with _absorbing:
+        try:
+            summary.absorb(fut.result())
+        except LostChunk as e:
+            summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
+        finally:
+            forget_running()
+
+
+def _live(summary: Summary) -> Summary:
+    """The summary with the in-process chunk's counts and phase (for the ``Ticker``)."""
+    with _absorbing:
+        return live_view(summary, running())
 
 
 def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Progress, on_change: Callable[[Summary], None]) -> None:
@@ -153,19 +167,27 @@ def run_campaign(
     ``config.workers`` chunks are in flight at once in ``executor`` (default: a
     ``WorkerPool`` of that many processes). SIGINT or SIGTERM ends the
     campaign: the workers are terminated, and the summary says
-    ``interrupted`` with the signal's name."""
+    ``interrupted`` with the signal's name. With chunks in this process, a
+    ``Ticker`` thread refreshes ``progress`` while each runs (its counts,
+    and which finding it is shrinking)."""
     progress = progress or NoProgress()
     on_change = on_change or (lambda summary: None)
     summary = Summary(config)
     own = executor is None
     if executor is None:
         executor = InlineExecutor() if config.workers == 1 else WorkerPool(config.workers)
+    ticker = Ticker(progress, lambda: _live(summary)) if isinstance(executor, InlineExecutor) else None
     with _Signals() as signals:
         try:
+            if ticker is not None:
+                ticker.start()
             _loop(config, summary, executor, progress, on_change)
         except KeyboardInterrupt:
             summary.interrupted = signals.received or "SIGINT"
         finally:
+            if ticker is not None:
+                ticker.stop()
+            forget_running()
             if own:
                 executor.shutdown(wait=True, cancel_futures=True)
             summary.seconds = time.time() - summary.start

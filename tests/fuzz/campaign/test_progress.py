@@ -1,0 +1,78 @@
+"""Campaign progress: with one in-process worker the display moves at least
+once a second while a chunk runs, with the chunk's own counts, and names the
+finding being shrunk; plain lines come every few seconds and at each change
+of phase, not at every update."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+from dataclasses import dataclass
+
+from fuzz.campaign import CampaignConfig, Summary, run_campaign
+from fuzz.campaign.chunk import running
+from fuzz.campaign.progress import PlainProgress
+
+SHRINKING = re.compile(r"shrinking (SEM-1 at differential) \((\d+) nodes -> (\d+)\)")
+
+
+@dataclass(frozen=True)
+class Seen:
+    at: float
+    phase: str
+    cases: int
+    in_chunk: bool
+    done: bool
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.seen: list[Seen] = []
+
+    def update(self, summary: Summary, *, done: bool = False) -> None:
+        self.seen.append(Seen(time.monotonic(), summary.phase, summary.cases, running() is not None, done))
+
+    def close(self) -> None:
+        pass
+
+
+def test_one_worker_updates_every_second_during_a_chunk_and_names_the_finding_it_shrinks():
+    config = CampaignConfig(budget=None, max_cases=40, chunk_cases=40, seed=2, mutant="share-ignore-later-reads", out=None,
+                            stop_on_failure=True, shrink_calls=20, reduce_attempts=30)
+    recorder = Recorder()
+    summary = run_campaign(config, progress=recorder)
+    assert summary.failed and len(summary.found) == 1
+    seen = recorder.seen
+    assert seen[-1].done and seen[-1].phase == "done"
+    gaps = [b.at - a.at for a, b in zip(seen, seen[1:])]
+    assert max(gaps) <= 1.0, max(gaps)
+    # one chunk: every update before it was absorbed came from inside it, with its live counts
+    during = [s for s in seen if s.in_chunk]
+    assert len(during) >= 4 and any(s.cases > 0 for s in during if s.phase == "generating")
+    shrinking = [m for s in during if (m := SHRINKING.fullmatch(s.phase))]
+    assert shrinking, {s.phase for s in during}
+    first, last = shrinking[0], shrinking[-1]
+    assert int(last.group(3)) < int(first.group(2)) == int(last.group(2))  # from the first failing example down
+    assert last.group(3) != first.group(2)
+
+
+def _summary(phase: str) -> Summary:
+    summary = Summary(CampaignConfig(budget=60.0, out=None))
+    summary.phase = phase
+    return summary
+
+
+def test_plain_lines_at_each_change_of_phase_and_every_few_seconds():
+    stream = io.StringIO()
+    plain = PlainProgress(stream, interval=5.0)
+    for phase in ["generating"] * 20 + ["shrinking SCH-1 at compile by scheduler (8 nodes -> 8)",
+                                         "shrinking SCH-1 at compile by scheduler (8 nodes -> 3)", "generating"]:
+        plain.update(_summary(phase))
+    lines = stream.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines] == [
+        "refc fuzz: generating", "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 8)", "refc fuzz: generating"]
+    plain.last -= 5.0
+    plain.update(_summary("generating"))
+    plain.update(_summary("done"), done=True)
+    assert len(stream.getvalue().splitlines()) == 5
