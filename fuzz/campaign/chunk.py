@@ -222,9 +222,9 @@ class _ChunkRun:
             found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time, on_smaller=self._smaller),)
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start)
 
-
     def _smaller(self, nodes: int) -> None:
         self.state.nodes = nodes
+
 
 def run_chunk(task: Chunk) -> ChunkResult:
     """Run one chunk (a top-level function, so that a process pool can call it)."""

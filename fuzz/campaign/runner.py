@@ -176,7 +176,8 @@ def run_campaign(
     own = executor is None
     if executor is None:
         executor = InlineExecutor() if config.workers == 1 else WorkerPool(config.workers)
-    ticker = Ticker(progress, lambda: _live(summary)) if isinstance(executor, InlineExecutor) else None
+    live = isinstance(executor, InlineExecutor) and not isinstance(progress, NoProgress)
+    ticker = Ticker(progress, lambda: _live(summary)) if live else None
     with _Signals() as signals:
         try:
             if ticker is not None:

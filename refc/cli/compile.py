@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import argparse
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, in_file, load_with_settings, note_recorded
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, in_file
+from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.ir_text import print_program

@@ -31,7 +31,8 @@ import sys
 import numpy as np
 
 from refc.cli import run_target
-from refc.cli.common import Settings, add_compile_arguments, add_graph_argument, add_mutant_argument, compile_from_args, file_path, in_file, load_with_settings, note_recorded, out_file, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, whole_number
+from refc.cli.settings import Settings, compile_from_args, load_with_settings, note_recorded
 from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph import Graph

@@ -1,4 +1,4 @@
-"""``refc compile CASE`` / ``refc run CASE`` (``refc.cli.common.load_with_settings``):
+"""``refc compile CASE`` / ``refc run CASE`` (``refc.cli.settings.load_with_settings``):
 a corpus case is compiled under its recorded schedule (its order, or its
 scheduler called with its seed), pipeline, mutant and inputs unless the command
 line says otherwise; a plug-in it names needs ``--allow-plugin``; ``--order``
