@@ -73,6 +73,12 @@ def test_plain_lines_at_each_change_of_phase_and_every_few_seconds():
     assert [line.split(",")[0] for line in lines] == [
         "refc fuzz: generating", "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 8)", "refc fuzz: generating"]
     plain.last -= 5.0
-    plain.update(_summary("generating"))
+    plain.update(_summary("generating"))  # the interval passed
+    plain.update(_summary("shrinking SCH-1 at compile by scheduler (8 nodes -> 8)"))
+    plain.update(_summary("shrinking SCH-1 at compile by scheduler (8 nodes -> 5)"))  # figures: not within a second
+    plain.last -= 1.0
+    plain.update(_summary("shrinking SCH-1 at compile by scheduler (8 nodes -> 3)"))  # a second later: shown
     plain.update(_summary("done"), done=True)
-    assert len(stream.getvalue().splitlines()) == 5
+    assert [line.split(",")[0] for line in stream.getvalue().splitlines()[3:]] == [
+        "refc fuzz: generating", "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 8)",
+        "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 3)", "refc fuzz: done"]
