@@ -34,7 +34,7 @@ def test_run_out_dev_null(capsys):
 def test_run_out_a_dangling_link_is_refused_before_running(capsys, tmp_path, monkeypatch):
     link = tmp_path / "o.npz"
     link.symlink_to(tmp_path / "nowhere" / "o.npz")
-    monkeypatch.setattr("refc.cli.run.load", lambda args: (_ for _ in ()).throw(AssertionError("ran")))
+    monkeypatch.setattr("refc.cli.run.load_with_settings", lambda args: (_ for _ in ()).throw(AssertionError("ran")))
     code, _, err = refc(capsys, "run", SGD, "--out", link)
     assert code == 2 and "is a dangling symbolic link" in err and not (tmp_path / "nowhere").exists()
 
