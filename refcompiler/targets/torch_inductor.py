@@ -81,7 +81,10 @@ def _ops() -> dict[OpKind, Callable[..., tuple[list[Any], list[Any]]]]:
     def embedding_update(ins: list, st: list, a: dict) -> tuple[list, list]:
         (ids, grad), (table,) = ins, st
         rows = table[ids.long()].clone()
-        table.index_add_(0, ids.long(), grad)  # in place: the module buffer
+        # index_add_ takes a vector of ids: ids of any rank flattened, grad's leading
+        # dimensions (ids' shape) with them, so that repeated ids still add up.
+        flat = ids.long().reshape(-1)
+        table.index_add_(0, flat, grad.reshape((flat.shape[0], *table.shape[1:])))  # in place: the module buffer
         return [rows], [table]
 
     def sgd(ins: list, st: list, a: dict) -> tuple[list, list]:
