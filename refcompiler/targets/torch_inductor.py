@@ -157,6 +157,11 @@ class TorchSession:
         self.consts = {s.name: torch.from_numpy(initial_value(s)) for s in graph.storage_of_kind(StorageKind.CONSTANT)}
         self.buffers = {s.name: torch.from_numpy(initial_value(s)) for s in graph.storage_of_kind(StorageKind.OWNED)}
         f = program_function(program)
+        if config.level != "eager":
+            # Every program function shares one code object, and dynamo keeps its
+            # compiled frames per code object: past its recompile limit (8) it would
+            # silently run later graphs eagerly. Each session starts from an empty cache.
+            torch._dynamo.reset()
         self.fn = f if config.level == "eager" else torch.compile(f, backend="inductor", options=dict(config.option("options")), dynamic=False)
 
     def run(self, values: Values) -> Mapping[str, np.ndarray]:

@@ -75,3 +75,21 @@ def test_every_bug_folder_still_shows_its_bug():
         done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=600)
         assert done.returncode == 1, (repro, done.stdout, done.stderr[-2000:])
         assert "failing configuration" in done.stdout, (repro, done.stdout)
+
+
+def test_inductor_compiles_every_graph_not_only_the_first_eight():
+    # dynamo caches compiled frames per code object and falls back to eager past its
+    # recompile limit: without a reset per session, later graphs were not compiled
+    from torch._dynamo.utils import counters
+
+    from refcompiler.targets.base import bind_inputs, execute
+
+    target = resolve_target("torch-inductor")
+    inductor = next(c for c in target.configurations() if c.key == "inductor")
+    graph = load_graph(EXAMPLES / "read_then_save.json")
+    for k in range(10):
+        program = target.build(graph)
+        before = counters["stats"]["unique_graphs"]
+        result = execute(target, program, inductor, graph, bind_inputs(graph, {}), 1)
+        assert result.error is None, result.error
+        assert counters["stats"]["unique_graphs"] > before, f"session {k} ran without compiling"
