@@ -128,12 +128,19 @@ def execute(target: Target, program: Any, config: Configuration, graph: Graph, e
             values = {**values, **{n: np.array(a, copy=True) for n, a in got.items()}}
             result.runs.append(values)
     except Exception as e:  # the target's own failure: a finding, contained here
-        result.error = f"run {len(result.runs) + 1}: {type(e).__name__}: {e}" + _where(e)
+        result.error = f"run {len(result.runs) + 1}: {type(e).__name__}: {_first_line(e)}" + _where(e)
     for what, k, array, copy in kept:
         if not same_bits(np.asarray(array), copy):
             result.changed.append((what.split("'")[1], k))
             result.changed_text.append(f"{what} of run {k} changed by a later run")
     return result
+
+
+def _first_line(e: BaseException) -> str:
+    """The first non-empty line of the message: a finding is one line (torch appends
+    paragraphs of advice to its errors)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def _where(e: BaseException) -> str:

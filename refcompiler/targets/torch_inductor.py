@@ -81,7 +81,10 @@ def _ops() -> dict[OpKind, Callable[..., tuple[list[Any], list[Any]]]]:
     def embedding_update(ins: list, st: list, a: dict) -> tuple[list, list]:
         (ids, grad), (table,) = ins, st
         rows = table[ids.long()].clone()
-        table.index_add_(0, ids.long(), grad)  # in place: the module buffer
+        # index_add_ takes a vector of ids: ids of any rank flattened, grad's leading
+        # dimensions (ids' shape) with them, so that repeated ids still add up.
+        flat = ids.long().reshape(-1)
+        table.index_add_(0, flat, grad.reshape((flat.shape[0], *table.shape[1:])))  # in place: the module buffer
         return [rows], [table]
 
     def sgd(ins: list, st: list, a: dict) -> tuple[list, list]:
@@ -154,6 +157,11 @@ class TorchSession:
         self.consts = {s.name: torch.from_numpy(initial_value(s)) for s in graph.storage_of_kind(StorageKind.CONSTANT)}
         self.buffers = {s.name: torch.from_numpy(initial_value(s)) for s in graph.storage_of_kind(StorageKind.OWNED)}
         f = program_function(program)
+        if config.level != "eager":
+            # Every program function shares one code object, and dynamo keeps its
+            # compiled frames per code object: past its recompile limit (8) it would
+            # silently run later graphs eagerly. Each session starts from an empty cache.
+            torch._dynamo.reset()
         self.fn = f if config.level == "eager" else torch.compile(f, backend="inductor", options=dict(config.option("options")), dynamic=False)
 
     def run(self, values: Values) -> Mapping[str, np.ndarray]:

@@ -52,3 +52,44 @@ def test_saves_are_copies_into_the_placeholders_at_exit():
     assert any(not torch.equal(before[k], ph[k]) for k in ph)
     for k in ph:
         assert torch.equal(ph[k], torch.from_numpy(want[k]))
+
+
+def test_embedding_ids_of_rank_two_are_flattened_for_index_add():
+    # found by a 10-minute campaign (TGT-4 on eager: index_add_ wants a vector of
+    # ids); a repeated id must still add both rows of grad
+    graph = load_graph(Path(__file__).resolve().parents[2] / "data" / "targets" / "embedding_update_ids_2d.json")
+    outcome = execute_all(resolve_target("torch-inductor"), graph, only="eager")
+    assert outcome.results[0].error is None, outcome.results[0].error
+    assert judge(graph, outcome, reference_runs(graph)) is None
+
+
+def test_every_bug_folder_still_shows_its_bug():
+    # each docs/bugs/*/repro.py needs only the compiler and exits 1 while the bug is
+    # there: with the pinned torch it must still show (a fix upstream is news to read)
+    import subprocess
+    import sys
+
+    folders = sorted((EXAMPLES.parent / "docs" / "bugs").glob("torch-*/repro.py"))
+    assert len(folders) >= 2
+    for repro in folders:
+        done = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 1, (repro, done.stdout, done.stderr[-2000:])
+        assert "failing configuration" in done.stdout, (repro, done.stdout)
+
+
+def test_inductor_compiles_every_graph_not_only_the_first_eight():
+    # dynamo caches compiled frames per code object and falls back to eager past its
+    # recompile limit: without a reset per session, later graphs were not compiled
+    from torch._dynamo.utils import counters
+
+    from refcompiler.targets.base import bind_inputs, execute
+
+    target = resolve_target("torch-inductor")
+    inductor = next(c for c in target.configurations() if c.key == "inductor")
+    graph = load_graph(EXAMPLES / "read_then_save.json")
+    for k in range(10):
+        program = target.build(graph)
+        before = counters["stats"]["unique_graphs"]
+        result = execute(target, program, inductor, graph, bind_inputs(graph, {}), 1)
+        assert result.error is None, result.error
+        assert counters["stats"]["unique_graphs"] > before, f"session {k} ran without compiling"
