@@ -93,9 +93,13 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
     given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
     for pipeline in pipelines:
         run = RunContext(ctx, choice, pipeline, given)
+        clean = True
         for stage in stages:
             f = stage.check(run)
             if f is not None:
+                clean = False
                 yield f
                 if stage.fatal:
                     return
+        if clean and run.got is not None:
+            ctx.clean_runs.add((run.order, pipeline))  # type: ignore[arg-type]  # got is set only with an order

@@ -59,6 +59,8 @@ class GraphContext:
     schedules: int = 0
     symbolic_inconclusive: int = 0
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
+    # (order compiled, pipeline) of every run whose per-schedule stages all passed
+    clean_runs: set[tuple[tuple[str, ...], str]] = field(default_factory=set, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
@@ -141,7 +143,10 @@ class RunContext:
     to the compiler (``None``: the scheduler's own). A stage may leave results
     for the stages after it: ``compiled``, ``order`` (the order compiled) and
     ``got`` (the compiled program's values after one and two runs); ``got``
-    stays ``None`` when there is nothing to compare."""
+    stays ``None`` when there is nothing to compare: nothing ran, or
+    ``repeat``: the order compiled is one this graph already passed every
+    per-schedule stage with under this pipeline (another choice gave the same
+    order), so the same program would be run and compared again."""
 
     case: GraphContext
     choice: ScheduleChoice
@@ -150,6 +155,7 @@ class RunContext:
     compiled: Compiled | None = None
     order: tuple[str, ...] | None = None
     got: Runs | None = field(default=None, repr=False)
+    repeat: bool = False
 
     @property
     def where(self) -> dict[str, object]:
