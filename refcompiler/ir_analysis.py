@@ -23,7 +23,6 @@ verifier, not the analyses, decides what is legal.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 from threading import Lock
 from typing import Mapping
@@ -196,28 +195,40 @@ def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
 
 
 # Programs are immutable, so an analysis is valid for as long as its program
-# lives. A few recent ones are kept: passes query the program they were given,
-# and the one they build, many times each.
-_CACHE: OrderedDict[int, Analysis] = OrderedDict()
+# lives, and for every program with the same instructions and buffers (all it
+# reads): a pass that returns its input unchanged, a program renamed or given
+# offsets. A few recent ones are kept: passes query the program they were
+# given, and the one they build, many times each.
+_CACHE: list[Analysis] = []  # most recent last
 _CACHE_SIZE = 8
 _LOCK = Lock()
 
 
+def _fits(found: Program, program: Program) -> bool:
+    if found is program:
+        return True
+    a, b = found.instrs, program.instrs
+    try:
+        if a is not b and (len(a) != len(b) or a != b):  # equal tuples of (mostly shared) instructions
+            return False
+        return found.buffers is program.buffers or bool(found.buffers == program.buffers)
+    except Exception:  # a user's pass may put values without a plain == in attributes
+        return False
+
+
 def analyze(program: Program) -> Analysis:
     """The analysis of ``program``, computed on first request and kept while the
-    program is among the few most recently analysed."""
-    key = id(program)
+    program (or one with the same instructions and buffers) is among the few
+    most recently analysed."""
     with _LOCK:
-        found = _CACHE.get(key)
-        if found is not None and found.program is program:
-            _CACHE.move_to_end(key)
-            return found
+        for i in reversed(range(len(_CACHE))):
+            if _fits(_CACHE[i].program, program):
+                _CACHE.append(_CACHE.pop(i))
+                return _CACHE[-1]
     made = Analysis(program)
     with _LOCK:
-        _CACHE[key] = made
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _CACHE.append(made)
+        del _CACHE[:-_CACHE_SIZE]
     return made
 
 

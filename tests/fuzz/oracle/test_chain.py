@@ -88,3 +88,30 @@ def test_a_case_expected_to_be_rejected_runs_only_the_stages_for_rejects():
     ctx = GraphContext(load_graph(READ_THEN_SAVE), expect=reject("OWN-4"))
     (f,) = iter_findings(ctx, lambda: [], ["O0"], (*CHAIN, spy))
     assert f.stage is Stage.VERIFY and f.invariant == "OWN-4" and not ran and ctx.schedules == 0
+
+
+def test_an_order_already_passed_is_compiled_but_not_run_again(monkeypatch):
+    import fuzz.oracle.stages.compile_run as compile_run
+
+    runs = []
+    real = compile_run.run_compiled_each
+    monkeypatch.setattr(compile_run, "run_compiled_each", lambda *a, **k: runs.append(1) or real(*a, **k))
+    ctx = GraphContext(load_graph(READ_THEN_SAVE))
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    assert list(iter_findings(ctx, [topo], ["O0", "O2"])) == []
+    order = tuple(sorted(ctx.clean_runs))[0][0]
+    same = ScheduleChoice(ScheduleSource.GIVEN, order)  # the order the topo scheduler gave
+    assert list(iter_findings(ctx, [same], ["O0", "O2"])) == []
+    assert len(runs) == 2 and ctx.clean_runs == {(order, "O0"), (order, "O2")}
+
+
+def test_an_order_that_failed_is_checked_again(monkeypatch):
+    def fails(run) -> Finding | None:
+        return Finding(Stage.EXECUTE, None, "extra stage", Location(nodes=("late",)))
+
+    extra = OracleStage(Stage.EXECUTE, (), fails, per_schedule=True, fatal=False)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE))
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    first = list(iter_findings(ctx, [topo], ["O0"], (*CHAIN, extra)))
+    again = list(iter_findings(ctx, [topo], ["O0"], (*CHAIN, extra)))
+    assert len(first) == len(again) == 1 and ctx.clean_runs == set()
