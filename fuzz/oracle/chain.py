@@ -101,5 +101,5 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
                 yield f
                 if stage.fatal:
                     return
-        if clean and run.got is not None:
-            ctx.clean_runs.add((run.order, pipeline))  # type: ignore[arg-type]  # got is set only with an order
+        if clean and run.got is not None and run.compiled is not None:
+            ctx.remember_passed(run.compiled.program)

@@ -6,11 +6,12 @@ program twice under the sanitizer. Findings are made at ``compile``,
 ``schedule`` or ``execute``; the values run leave ``ctx.got`` for the
 differential stage.
 
-An order the graph already passed every per-schedule stage with under this
-pipeline (``GraphContext.clean_runs``; e.g. a scheduler's order that is also
-one of the explicit ones) is compiled, and then not checked or run again: it
-is the same program (compilation is a deterministic function of the order),
-so every later check would give what it gave (``RunContext.repeat``)."""
+A compiled program equal to one that already passed every per-schedule stage
+for the graph (``GraphContext.passed``: a scheduler's order that is also one
+of the explicit ones, or a pipeline whose passes changed nothing under an
+order ``O0`` passed with) is not checked or run again: the checks after
+compilation are functions of the program (its order included) and of the
+graph's inputs, so they would give what they gave (``RunContext.repeat``)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def check(ctx: RunContext) -> Finding | None:
     found = _compile(ctx)
     if found is not None or ctx.order is None:
         return found
-    if (ctx.order, ctx.pipeline) in ctx.case.clean_runs:
+    if ctx.case.passed(ctx.compiled.program):  # type: ignore[union-attr]  # set with the order
         ctx.repeat = True
         return None
     return _scheduled_legally(ctx) or _execute(ctx)
