@@ -199,17 +199,17 @@ def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
 # reads): a pass that returns its input unchanged, a program renamed or given
 # offsets. A few recent ones are kept: passes query the program they were
 # given, and the one they build, many times each.
-_CACHE: list[Analysis] = []  # most recent last
+_CACHE: list[tuple[Program, Analysis]] = []  # most recent last; one program object per entry
 _CACHE_SIZE = 8
 _LOCK = Lock()
 
 
-def _fits(found: Program, program: Program) -> bool:
-    if found is program:
-        return True
+def _same_code(found: Program, program: Program) -> bool:
+    """Same instructions and buffers (compared by value; the instructions are
+    mostly shared objects, which compare by identity)."""
     a, b = found.instrs, program.instrs
     try:
-        if a is not b and (len(a) != len(b) or a != b):  # equal tuples of (mostly shared) instructions
+        if a is not b and (len(a) != len(b) or a != b):
             return False
         return found.buffers is program.buffers or bool(found.buffers == program.buffers)
     except Exception:  # a user's pass may put values without a plain == in attributes
@@ -219,15 +219,18 @@ def _fits(found: Program, program: Program) -> bool:
 def analyze(program: Program) -> Analysis:
     """The analysis of ``program``, computed on first request and kept while the
     program (or one with the same instructions and buffers) is among the few
-    most recently analysed."""
+    most recently analysed. A program object is compared by value once: then it
+    has an entry of its own, found by identity."""
     with _LOCK:
         for i in reversed(range(len(_CACHE))):
-            if _fits(_CACHE[i].program, program):
+            if _CACHE[i][0] is program:
                 _CACHE.append(_CACHE.pop(i))
-                return _CACHE[-1]
-    made = Analysis(program)
+                return _CACHE[-1][1]
+        made = next((a for p, a in reversed(_CACHE) if _same_code(p, program)), None)
+    if made is None:
+        made = Analysis(program)
     with _LOCK:
-        _CACHE.append(made)
+        _CACHE.append((program, made))
         del _CACHE[:-_CACHE_SIZE]
     return made
 

@@ -83,12 +83,17 @@ _LOCK = Lock()
 
 def _known_valid(program: Program, swaps: object) -> bool:
     with _LOCK:
-        for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
-            seen, under = _VALID[i]
-            if under is swaps and _same(seen, program):
-                _VALID.append(_VALID.pop(i))  # most recent last
-                return True
+        for same in (_identical, _same):  # by identity first: a comparison by value costs a scan
+            for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
+                seen, under = _VALID[i]
+                if under is swaps and same(seen, program):
+                    _VALID.append(_VALID.pop(i))  # most recent last
+                    return True
     return False
+
+
+def _identical(a: Program, b: Program) -> bool:
+    return a is b
 
 
 def _same(a: Program, b: Program) -> bool:
