@@ -157,11 +157,11 @@ class RunContext:
     to the compiler (``None``: the scheduler's own). A stage may leave results
     for the stages after it: ``compiled``, ``order`` (the order compiled) and
     ``got`` (the compiled program's values after one and two runs); ``got``
-    stays ``None`` when there is nothing to compare: nothing ran, or
-    ``repeat``: the program compiled equals one that passed every
-    per-schedule stage for this graph already (another choice gave the same
-    order, or the pipeline changed nothing that ``O0`` did not), so the same
-    program would be run and compared again (``GraphContext.passed``)."""
+    stays ``None`` when there is nothing to compare: nothing ran, or the
+    program compiled equals one that passed every per-schedule stage for this
+    graph already (another choice gave the same order, or the pipeline changed
+    nothing that ``O0`` did not), so the same program would be run and
+    compared again (``GraphContext.passed``)."""
 
     case: GraphContext
     choice: ScheduleChoice
@@ -170,7 +170,6 @@ class RunContext:
     compiled: Compiled | None = None
     order: tuple[str, ...] | None = None
     got: Runs | None = field(default=None, repr=False)
-    repeat: bool = False
 
     @property
     def where(self) -> dict[str, object]:

@@ -11,7 +11,7 @@ for the graph (``GraphContext.passed``: a scheduler's order that is also one
 of the explicit ones, or a pipeline whose passes changed nothing under an
 order ``O0`` passed with) is not checked or run again: the checks after
 compilation are functions of the program (its order included) and of the
-graph's inputs, so they would give what they gave (``RunContext.repeat``)."""
+graph's inputs, so they would give what they gave (``ctx.got`` stays ``None``)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ def check(ctx: RunContext) -> Finding | None:
     if found is not None or ctx.order is None:
         return found
     if ctx.case.passed(ctx.compiled.program):  # type: ignore[union-attr]  # set with the order
-        ctx.repeat = True
         return None
     return _scheduled_legally(ctx) or _execute(ctx)
 
