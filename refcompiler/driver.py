@@ -90,8 +90,14 @@ def prepare(graph: Graph) -> Prepared:
     """Verify ``graph`` (raises the first violation) and derive what every
     order of it is compiled from."""
     types = verify(graph)
-    scheduled = scheduled_graph(graph)
-    return Prepared(graph, scheduled, dependency_graph(scheduled), _types_of(scheduled, graph, types))
+    dced = dce(graph)
+    deps = dependency_graph(dced)
+    if nx.is_directed_acyclic_graph(deps):
+        scheduled = dced  # = scheduled_graph(graph): break_save_cycles leaves an acyclic model as it is
+    else:
+        scheduled = scheduled_graph(graph)
+        deps = dependency_graph(scheduled)
+    return Prepared(graph, scheduled, deps, _types_of(scheduled, graph, types))
 
 
 def compile_graph(

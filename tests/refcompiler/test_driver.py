@@ -101,3 +101,14 @@ def test_a_users_scheduler_is_called_for_every_compilation() -> None:
     with pytest.raises(InvariantViolation):
         compile_graph(GRAPH, scheduler=mine, prepared=prepared)  # its second order is illegal, and checked
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("path", [GRAPH_PATH, GRAPH_PATH.parents[1] / "tests" / "data" / "prove" / "save_cycle.json"])
+def test_a_preparation_schedules_the_scheduled_graph(path: Path) -> None:
+    from refcompiler.deps import dependency_graph
+    from refcompiler.driver import scheduled_graph
+
+    graph = load_graph(path)
+    prepared = prepare(graph)
+    assert prepared.scheduled == scheduled_graph(graph)
+    assert set(prepared.deps.edges) == set(dependency_graph(prepared.scheduled).edges)
