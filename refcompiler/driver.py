@@ -11,8 +11,8 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 import numpy as np
@@ -32,6 +32,9 @@ from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import Types, verify
 
 __all__ = ["Compiled", "Prepared", "prepare", "compile_graph", "run_compiled", "run_compiled_each", "fit_schedule", "scheduled_graph"]
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -59,20 +62,42 @@ class Prepared:
     ``deps`` (its dependency graph, which the schedule is checked against) and
     ``types`` (its result types; ``None``: lowering infers them). A caller
     compiling one graph under many schedules makes it once (``prepare``) and
-    passes it to every ``compile_graph``, under the same mutant."""
+    passes it to every ``compile_graph``, under the same mutant.
+
+    ``memo`` holds the last order a built-in scheduler gave and the last program
+    lowered (each keyed by what it is a function of), so that compiling one order
+    under several pipelines schedules and lowers it once."""
 
     graph: Graph
     scheduled: Graph
     deps: nx.DiGraph
     types: Types | None
+    memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
+
+    def remembered(self, slot: str, key: object, make: Callable[[], T]) -> T:
+        """``make()``, or the value kept in ``slot`` when it was made for ``key``
+        (one entry per slot: the last one). ``make`` must be a deterministic
+        function of ``key`` and this graph; what it raises is not kept."""
+        found = self.memo.get(slot)
+        if found is not None and found[0] == key:
+            return found[1]  # type: ignore[return-value]
+        value = make()
+        self.memo[slot] = (key, value)
+        return value
 
 
 def prepare(graph: Graph) -> Prepared:
     """Verify ``graph`` (raises the first violation) and derive what every
     order of it is compiled from."""
     types = verify(graph)
-    scheduled = scheduled_graph(graph)
-    return Prepared(graph, scheduled, dependency_graph(scheduled), _types_of(scheduled, graph, types))
+    dced = dce(graph)
+    deps = dependency_graph(dced)
+    if nx.is_directed_acyclic_graph(deps):
+        scheduled = dced  # = scheduled_graph(graph): break_save_cycles leaves an acyclic model as it is
+    else:
+        scheduled = scheduled_graph(graph)
+        deps = dependency_graph(scheduled)
+    return Prepared(graph, scheduled, deps, _types_of(scheduled, graph, types))
 
 
 def compile_graph(
@@ -104,11 +129,12 @@ def compile_graph(
         raise UsageError("compile_graph: prepared was made from another graph")
     scheduled, deps = prepared.scheduled, prepared.deps
     if schedule is None:
-        order = _names(_run_scheduler(scheduler, scheduled, deps, seed))
+        order = _names(_scheduled_order(prepared, scheduler, seed))
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
-    program = run_pipeline(lower(scheduled, order, prepared.types), resolve_pipeline(pipeline))
+    lowered = prepared.remembered("lowered", order, lambda: lower(scheduled, order, prepared.types))
+    program = run_pipeline(lowered, resolve_pipeline(pipeline))
     return Compiled(scheduled_graph=scheduled, schedule=order, program=allocate(program))
 
 
@@ -139,6 +165,17 @@ def _names(order: object) -> tuple[str, ...]:
     if bad:
         raise InvariantViolation("SCH-1", f"a schedule lists node names; got {bad[0]!r}")
     return tuple(order)  # type: ignore[arg-type]
+
+
+def _scheduled_order(prepared: Prepared, scheduler: str | Scheduler, seed: int) -> object:
+    """The scheduler's order of ``prepared.scheduled``; a built-in scheduler's
+    (a deterministic function of the graph and the seed) is remembered, a
+    user's is called every time (it need not be deterministic)."""
+    pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    run = lambda: _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
+    if pick not in SCHEDULERS.values():
+        return run()
+    return prepared.remembered("scheduler", (pick, seed), run)
 
 
 def _run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, seed: int) -> object:

@@ -23,7 +23,6 @@ verifier, not the analyses, decides what is legal.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import replace
 from threading import Lock
 from typing import Mapping
@@ -196,28 +195,43 @@ def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
 
 
 # Programs are immutable, so an analysis is valid for as long as its program
-# lives. A few recent ones are kept: passes query the program they were given,
-# and the one they build, many times each.
-_CACHE: OrderedDict[int, Analysis] = OrderedDict()
+# lives, and for every program with the same instructions and buffers (all it
+# reads): a pass that returns its input unchanged, a program renamed or given
+# offsets. A few recent ones are kept: passes query the program they were
+# given, and the one they build, many times each.
+_CACHE: list[tuple[Program, Analysis]] = []  # most recent last; one program object per entry
 _CACHE_SIZE = 8
 _LOCK = Lock()
 
 
+def _same_code(found: Program, program: Program) -> bool:
+    """Same instructions and buffers (compared by value; the instructions are
+    mostly shared objects, which compare by identity)."""
+    a, b = found.instrs, program.instrs
+    try:
+        if a is not b and (len(a) != len(b) or a != b):
+            return False
+        return found.buffers is program.buffers or bool(found.buffers == program.buffers)
+    except Exception:  # a user's pass may put values without a plain == in attributes
+        return False
+
+
 def analyze(program: Program) -> Analysis:
     """The analysis of ``program``, computed on first request and kept while the
-    program is among the few most recently analysed."""
-    key = id(program)
+    program (or one with the same instructions and buffers) is among the few
+    most recently analysed. A program object is compared by value once: then it
+    has an entry of its own, found by identity."""
     with _LOCK:
-        found = _CACHE.get(key)
-        if found is not None and found.program is program:
-            _CACHE.move_to_end(key)
-            return found
-    made = Analysis(program)
+        for i in reversed(range(len(_CACHE))):
+            if _CACHE[i][0] is program:
+                _CACHE.append(_CACHE.pop(i))
+                return _CACHE[-1][1]
+        made = next((a for p, a in reversed(_CACHE) if _same_code(p, program)), None)
+    if made is None:
+        made = Analysis(program)
     with _LOCK:
-        _CACHE[key] = made
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        _CACHE.append((program, made))
+        del _CACHE[:-_CACHE_SIZE]
     return made
 
 

@@ -14,7 +14,7 @@ import functools
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["swappable", "installed", "key_of", "registry"]
+__all__ = ["swappable", "installed", "key_of", "registry", "active"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,6 +41,13 @@ def swappable(fn: F) -> F:
     wrapper.original = fn  # type: ignore[attr-defined]
     _registry[key] = wrapper
     return wrapper  # type: ignore[return-value]
+
+
+def active() -> Mapping[str, Callable[..., Any]]:
+    """The replacements installed in the current context (do not modify). The
+    same object for as long as no ``installed`` block is entered or left, so a
+    cache of a swappable computation may key on its identity."""
+    return _active.get()
 
 
 def registry() -> dict[str, Callable[..., Any]]:

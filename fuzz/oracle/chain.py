@@ -93,9 +93,13 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
     given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
     for pipeline in pipelines:
         run = RunContext(ctx, choice, pipeline, given)
+        clean = True
         for stage in stages:
             f = stage.check(run)
             if f is not None:
+                clean = False
                 yield f
                 if stage.fatal:
                     return
+        if clean and run.got is not None and run.compiled is not None:
+            ctx.remember_passed(run.compiled.program)

@@ -23,6 +23,7 @@ from refcompiler.deps import check_schedule, dependency_graph
 from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
+from refcompiler.ir import Program
 from refcompiler.mutants import activate
 from refcompiler.reference import run_reference
 from refcompiler.symbolic.validate import SymbolicReference, small_enough, symbolic_reference
@@ -59,6 +60,8 @@ class GraphContext:
     schedules: int = 0
     symbolic_inconclusive: int = 0
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
+    # every compiled program whose per-schedule stages all passed, by its schedule
+    _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
@@ -77,7 +80,11 @@ class GraphContext:
     @property
     def symbolic_enabled(self) -> bool:
         """Whether the symbolic stage validates this graph's programs."""
-        return small_enough(self.graph) if self.symbolic is None else self.symbolic
+        return self._small_enough if self.symbolic is None else self.symbolic
+
+    @cached_property
+    def _small_enough(self) -> bool:
+        return small_enough(self.graph)
 
     @cached_property
     def symbolic_reference(self) -> SymbolicReference:
@@ -126,6 +133,15 @@ class GraphContext:
             return e
         return None
 
+    def passed(self, program: Program) -> bool:
+        """Whether a program equal to ``program`` (``passes`` aside) passed every
+        per-schedule stage for this graph already."""
+        return any(p == program for p in self._passed.get(program.schedule, ()))
+
+    def remember_passed(self, program: Program) -> None:
+        if not self.passed(program):
+            self._passed.setdefault(program.schedule, []).append(program)
+
     def illegal_given(self, order: Sequence[str]) -> InvariantViolation | None:
         """``illegal`` for an order of the graph's nodes, fitted to ``prepared``
         as ``compile_graph`` does. Remembered per order: every pipeline asks."""
@@ -141,7 +157,11 @@ class RunContext:
     to the compiler (``None``: the scheduler's own). A stage may leave results
     for the stages after it: ``compiled``, ``order`` (the order compiled) and
     ``got`` (the compiled program's values after one and two runs); ``got``
-    stays ``None`` when there is nothing to compare."""
+    stays ``None`` when there is nothing to compare: nothing ran, or the
+    program compiled equals one that passed every per-schedule stage for this
+    graph already (another choice gave the same order, or the pipeline changed
+    nothing that ``O0`` did not), so the same program would be run and
+    compared again (``GraphContext.passed``)."""
 
     case: GraphContext
     choice: ScheduleChoice

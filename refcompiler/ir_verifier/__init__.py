@@ -43,12 +43,22 @@ see ``refcompiler.ir_analysis``):
   the allocator: from ``alloc`` to ``dealloc``, both inclusive, since both
   instructions touch the region (the interpreter poisons it).
 
+A program found valid is remembered (the few most recent ones): programs are
+immutable, and the verdict is a function of the program (compared by value;
+``passes``, the names of the passes run, is not part of it) and of the swap
+points installed (a mutant may change the spec table the walk reads). So a pass
+that returns its input unchanged, or two pipelines sharing one lowered program,
+cost one walk, and every check still holds for every program verified.
+
 The package: ``walk`` (IR-1..IR-6, one walk over the instructions), ``mem1``
 (MEM-1).
 """
 
 from __future__ import annotations
 
+from threading import Lock
+
+from refcompiler import variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Program
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
@@ -64,9 +74,59 @@ def verify_program(program: Program) -> None:
         raise found[0]
 
 
+# Programs recently found valid, with the swap table they were verified under
+# (kept alive here, so that its identity stays unique while the entry lives).
+_VALID: list[tuple[Program, object]] = []
+_VALID_SIZE = 8
+_LOCK = Lock()
+
+
+def _known_valid(program: Program, swaps: object) -> bool:
+    with _LOCK:
+        for same in (_identical, _same):  # by identity first: a comparison by value costs a scan
+            for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
+                seen, under = _VALID[i]
+                if under is swaps and same(seen, program):
+                    _VALID.append(_VALID.pop(i))  # most recent last
+                    return True
+    return False
+
+
+def _identical(a: Program, b: Program) -> bool:
+    return a is b
+
+
+def _same(a: Program, b: Program) -> bool:
+    if a is b:
+        return True
+    if len(a.instrs) != len(b.instrs) or a.schedule != b.schedule or a.offsets != b.offsets:
+        return False  # cheap tests first: most programs compared differ in these
+    try:
+        return bool(a == b)  # field by field; a shared instruction tuple compares by identity
+    except Exception:  # a user's pass may put values without a plain == in attributes
+        return False
+
+
+def _remember_valid(program: Program, swaps: object) -> None:
+    with _LOCK:
+        _VALID.append((program, swaps))
+        del _VALID[:-_VALID_SIZE]
+
+
 def program_violations(program: Program) -> list[InvariantViolation]:
     """Every violation found: the walk's, in instruction order, then activations
-    never deallocated, then (when offsets are set) MEM-1."""
+    never deallocated, then (when offsets are set) MEM-1. A program equal to
+    one recently found valid under the same swap points is valid (no walk)."""
+    swaps = variants.active()
+    if _known_valid(program, swaps):
+        return []
+    found = _walk(program)
+    if not found:
+        _remember_valid(program, swaps)
+    return found
+
+
+def _walk(program: Program) -> list[InvariantViolation]:
     walk = Walk(program)
     for index, instr in enumerate(program.instrs):
         walk.step(index, instr)

@@ -50,6 +50,9 @@ class Context:
     guards: list[int] = field(default_factory=list)
 
 
+# Entries of a term table's kernel memo before it is emptied (a bound on memory).
+MEMO_SIZE = 4096
+
 SymbolicKernel = Callable[[Context, Arrays, Arrays, Mapping[str, object]], Result]
 
 # Ops whose kernel only moves elements: the numpy kernel runs on the ids unchanged.
@@ -200,8 +203,28 @@ SYMBOLIC_KERNELS: dict[OpKind, SymbolicKernel] = {k: fn for k in OPS if (fn := _
 
 
 def run_symbolic_kernel(ctx: Context, op: OpKind, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
-    """Run ``op``'s symbolic kernel; results come back as contiguous ``int64`` id arrays."""
-    results, new_state = SYMBOLIC_KERNELS[op](ctx, [np.asarray(a) for a in inputs], [np.asarray(s) for s in state], attrs)
-    return tuple(np.ascontiguousarray(r, dtype=np.int64).reshape(np.shape(r)) for r in results), tuple(
-        np.ascontiguousarray(s, dtype=np.int64).reshape(np.shape(s)) for s in new_state
-    )
+    """Run ``op``'s symbolic kernel; results come back as contiguous ``int64`` id arrays.
+
+    Remembered per term table (``Terms.kernel_memo``): a kernel is a pure
+    function of its op, attributes and operand ids, and terms are hash-consed,
+    so the same call gives the same ids and adds the same guards (replayed
+    here). Programs of one graph mostly compute the reference's values, so
+    most calls after the reference are found."""
+    ins, st = [np.asarray(a) for a in inputs], [np.asarray(s) for s in state]
+    key = (op, repr(sorted(attrs.items())), *((a.shape, a.dtype.str, a.tobytes()) for a in (*ins, *st)))
+    memo = ctx.terms.kernel_memo
+    found = memo.get(key)
+    if found is None:
+        before = len(ctx.guards)
+        results, new_state = SYMBOLIC_KERNELS[op](ctx, ins, st, attrs)
+        found = (
+            tuple(np.array(r, dtype=np.int64).reshape(np.shape(r)) for r in results),  # copies: kept
+            tuple(np.array(s, dtype=np.int64).reshape(np.shape(s)) for s in new_state),
+            tuple(ctx.guards[before:]),
+        )
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        memo[key] = found
+    else:
+        ctx.guards.extend(found[2])
+    return tuple(r.copy() for r in found[0]), tuple(s.copy() for s in found[1])

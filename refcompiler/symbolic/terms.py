@@ -51,6 +51,7 @@ class Terms:
         self.sorts: list[Sort] = []
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
         self.index: dict[tuple, int] = {}
+        self.kernel_memo: dict[tuple, tuple] = {}  # see ``kernels.run_symbolic_kernel``
         self.true = self._make(("bconst", True), Sort.B)
         self.false = self._make(("bconst", False), Sort.B)
         self.poison_f = self._make(("poison",), Sort.F)

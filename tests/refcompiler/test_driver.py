@@ -71,3 +71,44 @@ def test_a_users_scheduler_cannot_weaken_the_shared_dependency_model() -> None:
     with pytest.raises(InvariantViolation) as info:
         compile_graph(GRAPH, scheduler=vandal, prepared=prepared)
     assert info.value.invariant == "SCH-1" and prepared.deps.number_of_edges() > 0
+
+
+def test_one_order_under_several_pipelines_is_scheduled_and_lowered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import refcompiler.driver as driver
+
+    lowered: list[tuple[str, ...]] = []
+    real = driver.lower
+    monkeypatch.setattr(driver, "lower", lambda graph, order, types=None: lowered.append(tuple(order)) or real(graph, order, types))
+    prepared = prepare(GRAPH)
+    o0 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O0", prepared=prepared)
+    o2 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O2", prepared=prepared)
+    assert o0.schedule == o2.schedule and lowered == [o0.schedule]
+    other = compile_graph(GRAPH, scheduler="topo", pipeline="O0", prepared=prepared)
+    assert len(lowered) == 1 + (other.schedule != o0.schedule)
+    assert print_program(o2.program) == print_program(compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O2").program)
+
+
+def test_a_users_scheduler_is_called_for_every_compilation() -> None:
+    calls: list[int] = []
+
+    def mine(graph, deps, seed):  # a user's: it need not be deterministic, so it is not remembered
+        calls.append(seed)
+        legal = ["late", "sum", "s", "save_late"]
+        return legal if len(calls) == 1 else legal[::-1]
+
+    prepared = prepare(GRAPH)
+    compile_graph(GRAPH, scheduler=mine, prepared=prepared)
+    with pytest.raises(InvariantViolation):
+        compile_graph(GRAPH, scheduler=mine, prepared=prepared)  # its second order is illegal, and checked
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("path", [GRAPH_PATH, GRAPH_PATH.parents[1] / "tests" / "data" / "prove" / "save_cycle.json"])
+def test_a_preparation_schedules_the_scheduled_graph(path: Path) -> None:
+    from refcompiler.deps import dependency_graph
+    from refcompiler.driver import scheduled_graph
+
+    graph = load_graph(path)
+    prepared = prepare(graph)
+    assert prepared.scheduled == scheduled_graph(graph)
+    assert set(prepared.deps.edges) == set(dependency_graph(prepared.scheduled).edges)

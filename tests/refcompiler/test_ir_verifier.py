@@ -453,3 +453,41 @@ def test_mem1_sweep_finds_exactly_the_overlapping_pairs() -> None:
             and placed[j][1] < placed[i][2]
         ]
         assert _overlapping(placed, ranges) == want
+
+
+# --- remembered verdicts ----------------------------------------------------
+
+
+def _counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[Program]:
+    import refcompiler.ir_verifier as verifier
+
+    walked: list[Program] = []
+    real = verifier._walk
+    monkeypatch.setattr(verifier, "_walk", lambda p: walked.append(p) or real(p))
+    return walked
+
+
+def test_a_program_equal_to_a_valid_one_is_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _counting_walks(monkeypatch)
+    p = replace(clean(), name="not verified before")
+    assert program_violations(p) == []
+    # what run_pipeline makes of a pass that changed nothing: a new, equal object
+    assert program_violations(replace(p, passes=("sink_alloc",))) == []
+    assert program_violations(p.with_instrs(list(p.instrs))) == []
+    assert len(walked) == 1
+
+
+def test_an_invalid_program_is_walked_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _counting_walks(monkeypatch)
+    bad = edit(clean(), 12)  # never deallocated
+    assert ids(bad) == ["IR-1"] and ids(bad) == ["IR-1"]
+    assert len(walked) == 2
+
+
+def test_a_verdict_holds_only_under_the_swap_points_it_was_reached_under() -> None:
+    from refcompiler.mutants import activate
+
+    stencil = _two_inputs(kernel("x", OpKind.ROLL, ("%a",), ("%a",)))
+    with activate("inplace-stencil"):  # its spec declares roll in place: valid there
+        assert program_violations(stencil) == []
+    assert ids(stencil) == ["IR-6"]  # not under the correct spec

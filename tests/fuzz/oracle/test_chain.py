@@ -88,3 +88,55 @@ def test_a_case_expected_to_be_rejected_runs_only_the_stages_for_rejects():
     ctx = GraphContext(load_graph(READ_THEN_SAVE), expect=reject("OWN-4"))
     (f,) = iter_findings(ctx, lambda: [], ["O0"], (*CHAIN, spy))
     assert f.stage is Stage.VERIFY and f.invariant == "OWN-4" and not ran and ctx.schedules == 0
+
+
+def test_an_order_already_passed_is_compiled_but_not_run_again(monkeypatch):
+    import fuzz.oracle.stages.compile_run as compile_run
+
+    runs = []
+    real = compile_run.run_compiled_each
+    monkeypatch.setattr(compile_run, "run_compiled_each", lambda *a, **k: runs.append(1) or real(*a, **k))
+    ctx = GraphContext(load_graph(READ_THEN_SAVE))
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    assert list(iter_findings(ctx, [topo], ["O0", "O2"])) == []
+    (order,) = ctx._passed
+    passed = len(ctx._passed[order])  # 1 when O2 changed nothing, else 2
+    assert len(runs) == passed
+    same = ScheduleChoice(ScheduleSource.GIVEN, order)  # the order the topo scheduler gave
+    assert list(iter_findings(ctx, [same], ["O0", "O2"])) == []
+    assert len(runs) == passed and len(ctx._passed[order]) == passed
+
+
+def test_an_order_that_failed_is_checked_again(monkeypatch):
+    def fails(run) -> Finding | None:
+        return Finding(Stage.EXECUTE, None, "extra stage", Location(nodes=("late",)))
+
+    extra = OracleStage(Stage.EXECUTE, (), fails, per_schedule=True, fatal=False)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE))
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    first = list(iter_findings(ctx, [topo], ["O0"], (*CHAIN, extra)))
+    again = list(iter_findings(ctx, [topo], ["O0"], (*CHAIN, extra)))
+    assert len(first) == len(again) == 1 and ctx._passed == {}
+
+
+def test_a_pipeline_that_changes_nothing_is_not_run_again(monkeypatch):
+    import fuzz.oracle.stages.compile_run as compile_run
+    from refcompiler.graph_json import graph_from_doc
+
+    runs = []
+    real = compile_run.run_compiled_each
+    monkeypatch.setattr(compile_run, "run_compiled_each", lambda *a, **k: runs.append(1) or real(*a, **k))
+    only_state = graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "name": "only_state",
+            "storage": [
+                {"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [4], "init": {"seed": 1}},
+                {"name": "S", "kind": "owned", "dtype": "float32", "shape": [4], "owner": "acc"},
+            ],
+            "nodes": [{"name": "acc", "op": "accumulate", "inputs": ["A"], "state": ["S"]}],
+        }
+    )
+    ctx = GraphContext(only_state)
+    assert list(iter_findings(ctx, [ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")], ["O0", "O2"])) == []
+    assert len(runs) == 1 and ctx.schedules == 1  # O2's program is O0's: run once, checked under both

@@ -86,3 +86,18 @@ def test_embedding_update_selects_rows_and_guards_its_ids():
     ids = _symbols(t, (2,), "i", Sort.I)
     run_symbolic_kernel(ctx, OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
     assert len(set(ctx.guards) - {t.true}) == 2
+
+
+def test_a_call_made_before_gives_the_same_terms_and_guards_again():
+    t = Terms()
+    table, grad, ids = _symbols(t, (2, 1), "t"), _symbols(t, (2, 1), "g"), _symbols(t, (2,), "i", Sort.I)
+    first, second = Context(t), Context(t)
+    (rows1,), (new1,) = run_symbolic_kernel(first, OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
+    rows1[...] = t.poison_f  # results are the caller's: the remembered ones are not changed
+    (rows2,), (new2,) = run_symbolic_kernel(second, OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
+    assert len(t.kernel_memo) == 1  # the second call was found, not computed
+    assert (new2 == new1).all() and rows2[0, 0] != t.poison_f
+    assert second.guards == first.guards and len(set(second.guards) - {t.true}) == 2
+    (moved,), _ = run_symbolic_kernel(second, OpKind.TRANSPOSE, [table], [], {"perm": None})
+    (kept,), _ = run_symbolic_kernel(second, OpKind.TRANSPOSE, [table], [], {"perm": [0, 1]})  # other attributes
+    assert moved.shape == (1, 2) and kept.shape == (2, 1) and len(t.kernel_memo) == 3
