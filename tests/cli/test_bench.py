@@ -12,7 +12,7 @@ from refc.cli.bench import _render_fuzz as bench_render_fuzz
 
 
 def test_bench_fuzz_measures_one_worker_beside_two(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bench", "--fuzz", "--fuzz-budget", "1", "--json"]) == 0
+    assert main(["bench", "--fuzz", "--fuzz-budget", "4", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"fuzz"}
     rows = data["fuzz"]["campaigns"]
