@@ -199,3 +199,9 @@ def test_bench_onnx_prints_the_per_op_table(capsys):
     assert code == 0, err
     assert "collected" in out and "supported" in out and "passed" in out
     assert "Gemm" in out and "FAILED" not in out and "unsupported (cases, op, reason):" in out
+
+
+def test_max_of_int32_and_float32_is_refused(capsys, tmp_path):
+    node = helper.make_node("Max", ["a", "b"], ["y"], name="mx")
+    m = write_model(tmp_path / "mx.onnx", [node], [vi("a", [2], TensorProto.INT32), vi("b", [2])], [vi("y", [2], TensorProto.INT32)])
+    one_line_refusal(capsys, "import", m, contains="node 'mx' (Max): input 1 is float32; refc's max takes int32")

@@ -86,3 +86,18 @@ def test_embedding_update_selects_rows_and_guards_its_ids():
     ids = _symbols(t, (2,), "i", Sort.I)
     run_symbolic_kernel(ctx, OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
     assert len(set(ctx.guards) - {t.true}) == 2
+
+
+def test_max_is_interpreted_on_int32_and_uninterpreted_on_float32():
+    t = Terms()
+    ctx = Context(t)
+    ints = np.array([t.iconst(3), t.iconst(-2)], dtype=np.int64)
+    other = np.array([t.iconst(-5)], dtype=np.int64)
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [ints, other], [], {})
+    assert got.tolist() == [t.iconst(3), t.iconst(-2)]  # folded: both constants
+    a, b = _symbols(t, (2,), "a", Sort.I), _symbols(t, (2,), "b", Sort.I)
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [a, b], [], {})
+    assert all(t.nodes[g][0] == "ite" and t.sort(g) is Sort.I for g in got.tolist())
+    x, y = _symbols(t, (2,), "x"), _symbols(t, (2,), "y")
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [x, y], [], {})
+    assert got.tolist() == [t.app("max", (int(p), int(q))) for p, q in zip(x, y)]
