@@ -3,6 +3,7 @@ onnxruntime, and malformed or unsupported models (exit 2, one line, no traceback
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -62,6 +63,10 @@ def test_mlp_walk_through(capsys, tmp_path):
     want = onnxruntime.InferenceSession(str(MLP), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     ok, ulps = within(load_npz(str(tmp_path / "y.npz"))["y"], want, exact=False)
     assert ok, f"refc run and onnxruntime differ by {ulps} ULP"
+    out = tmp_path / "fuzz-out"
+    code, _, err = refc(capsys, "fuzz", "--graph", g, "--max-cases", 6, "--workers", 1, "--out", out)
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert code == 0 and doc["graph"] == str(g) and doc["schedules"] > 0, err
 
 
 def load_npz_input(graph_path: Path) -> np.ndarray:
@@ -71,8 +76,7 @@ def load_npz_input(graph_path: Path) -> np.ndarray:
 
 
 def test_mlp_imported_graph_passes_the_oracle_chain_on_many_schedules():
-    # `refc fuzz` draws its own graphs and takes no seed graph; the oracle chain
-    # a campaign runs on each case is run here on the imported graph instead.
+    # the oracle chain `refc fuzz --graph` runs on each case, here with another batch size
     from fuzz.oracle import check
     from refcompiler.onnx_io.importer import import_file
 
