@@ -222,7 +222,7 @@ def _given_graph(path: str | None) -> dict[str, Any]:
     for v in violations(graph):
         names = f" [{', '.join(v.names)}]" if v.names else ""
         raise UsageError(f"--graph {path}: {v.invariant}: {v.detail}{names}; a campaign needs a valid graph (refc check {path})")
-    return {"graph": graph, "graph_file": path, "invalid_share": 0.0}
+    return {"graph": graph, "graph_file": path}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -260,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
         command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
         target=args.target,
         # a target is checked on valid graphs; invalid ones test refc's verifier only
-        **({"invalid_share": 0.0} if args.target else {}),
+        # (and a campaign over one given graph checks only that valid graph)
+        **({"invalid_share": 0.0} if args.target or given else {}),
         **given,
     )
     with contextlib.ExitStack() as stack:

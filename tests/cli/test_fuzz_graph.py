@@ -55,6 +55,14 @@ def test_two_workers_give_a_summary_over_the_graph(capsys, tmp_path):
     assert _summary(out)["schedules"] > 0 and _summary(out)["workers"] == 2
 
 
+def test_the_graph_combines_with_an_external_target(capsys, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, err = refc(capsys, "fuzz", "--graph", EXAMPLES / "clamped_ids.json", "--target", "onnxruntime-pairs",
+                             "--max-cases", 2, "--workers", 1, "--out", out)
+    assert code == 0, (stdout, err)
+    assert _summary(out)["cases"] >= 1 and _summary(out)["invalid_cases"] == 0
+
+
 @pytest.mark.parametrize(
     "name, needles",
     [
