@@ -203,7 +203,7 @@ def infer_types(graph: Graph) -> Types:
         spec = node.spec
         ins = [type_of(r) for r in node.inputs]
         for k, (ref, t) in enumerate(zip(node.inputs, ins, strict=True)):
-            want = spec.input_dtype(k)
+            want = spec.input_dtype(k, ins[0].dtype)
             if want is not None and t.dtype is not want:
                 raise _g1(
                     f"node '{node.name}' ({spec.name}) input {k} '{ref}' is {t.dtype.value}, needs {want.value}",

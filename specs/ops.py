@@ -30,12 +30,13 @@ __all__ = [
 F32 = Dtype.FLOAT32
 
 
-def _binary(kind: OpKind, doc: str) -> OpSpec:
+def _binary(kind: OpKind, doc: str, *, also: tuple[Dtype, ...] = ()) -> OpSpec:
     return OpSpec(
         kind=kind,
         inputs=("a", "b"),
         results=("y",),
         input_dtypes=(F32, F32),
+        uniform_dtypes=also,
         shape_rule=shapes.broadcast,
         inplace=(("a", "b"),),
         elementwise=True,
@@ -60,7 +61,8 @@ _TABLE: tuple[OpSpec, ...] = (
     _binary(OpKind.ADD, "y = a + b, numpy broadcasting"),
     _binary(OpKind.SUB, "y = a - b, numpy broadcasting"),
     _binary(OpKind.MUL, "y = a * b, numpy broadcasting"),
-    _binary(OpKind.MAX, "y = maximum(a, b), numpy broadcasting"),
+    # int32 x int32 too (ONNX's Max on int32); a float32 x int32 pair is still refused
+    _binary(OpKind.MAX, "y = maximum(a, b), numpy broadcasting; float32 or int32, both alike", also=(Dtype.INT32,)),
     _unary(OpKind.RELU, "y = maximum(x, 0)"),
     _unary(OpKind.NEG, "y = -x"),
     _unary(OpKind.TANH, "y = tanh(x)"),

@@ -83,6 +83,9 @@ class OpSpec:
     (``@inout``). ``inplace[k]`` lists the inputs whose buffer result ``k`` may
     overwrite; the buffer must also have the result's shape and dtype.
     ``input_dtypes`` constrains each input (``None``: any dtype).
+    ``uniform_dtypes`` lists the dtypes the op also takes *on every input at
+    once*: when input 0 has one of them, every input needs that dtype (``max``
+    on int32 x int32); otherwise ``input_dtypes`` applies.
     ``shape_rule(inputs, state, attrs)`` returns the result types or raises
     ``shapes.ShapeError``.
     """
@@ -93,6 +96,7 @@ class OpSpec:
     shape_rule: Callable[..., tuple[TensorType, ...]]
     doc: str
     input_dtypes: tuple[Dtype | None, ...] = ()
+    uniform_dtypes: tuple[Dtype, ...] = ()
     variadic: bool = False
     state: tuple[StateSpec, ...] = ()
     attrs: tuple[AttrSpec, ...] = ()
@@ -119,7 +123,11 @@ class OpSpec:
         names = self.inplace[result]
         return tuple(i for i, n in enumerate(self.inputs) if n in names)
 
-    def input_dtype(self, position: int) -> Dtype | None:
+    def input_dtype(self, position: int, first: Dtype | None = None) -> Dtype | None:
+        """The dtype input ``position`` needs (``None``: any), given ``first``,
+        the dtype of input 0 (which picks one of ``uniform_dtypes``)."""
+        if first is not None and first in self.uniform_dtypes:
+            return first
         if not self.input_dtypes:
             return Dtype.FLOAT32
         if self.variadic:

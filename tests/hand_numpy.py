@@ -109,11 +109,27 @@ def sgd_momentum_run(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {"x": x, "w": w_new, "v": v_new, "loss": loss}
 
 
+# --------------------------------------------------------------- clamped_ids
+
+def clamped_ids_initial() -> dict[str, np.ndarray]:
+    return {"ids": integers(10, (5,), -3, 6), "grad": normal(8, (5, 2)), "table": normal(9, (6, 2)), "rows": zeros((5, 2))}
+
+
+def clamped_ids_run(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    clamped = np.array([max(int(i), 0) for i in v["ids"].tolist()], np.int32)  # max with the constant floor [0]
+    table = v["table"].copy()
+    rows = np.stack([table[i].copy() for i in clamped.tolist()])
+    for k, i in enumerate(clamped.tolist()):
+        table[i] = table[i] + v["grad"][k]
+    return {**v, "ids": clamped, "table": table, "rows": rows}
+
+
 EXAMPLES: dict[str, tuple[Callable[[], dict[str, np.ndarray]], Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]]] = {
     "read_then_save": (read_then_save_initial, read_then_save_run),
     "quantization_profile": (quantization_profile_initial, quantization_profile_run),
     "embedding_update": (embedding_update_initial, embedding_update_run),
     "sgd_momentum": (sgd_momentum_initial, sgd_momentum_run),
+    "clamped_ids": (clamped_ids_initial, clamped_ids_run),
 }
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from refcompiler.errors import UsageError
+from refcompiler.graph import Graph
 
 __all__ = ["CampaignConfig", "default_workers"]
 
@@ -43,6 +44,10 @@ class CampaignConfig:
     command: str | None = None  # the command line that started the campaign, recorded in each case
     # an external compiler to fuzz instead of refc's (refcompiler.targets: a name or module:attr)
     target: str | None = None
+    # a campaign over one given valid graph (refc fuzz --graph) instead of generated ones;
+    # graph_file names it in the summary and in each stored case's provenance
+    graph: Graph | None = None
+    graph_file: str | None = None
 
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:

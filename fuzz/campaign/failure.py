@@ -103,6 +103,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     the scheduler and seed. Other explicit orders as before: stored when legal
     and reproducing, else none (replay then checks the standard schedules)."""
     found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "") + (f" --target {config.target}" if config.target else "")
+    found_by += f" --graph {config.graph_file}" if config.graph_file else ""
     base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant,
                 versions=versions(), command=config.command)
     if expect.kind is ExpectKind.REJECT:

@@ -114,6 +114,7 @@ class Summary:
             "max_cases": c.max_cases,
             "schedulers": list(c.schedulers),
             "pipeline": c.pipeline,
+            "graph": c.graph_file,  # refc fuzz --graph: the one graph every case is; None: generated graphs
             "cases": self.cases,
             "invalid_cases": self.invalid_cases,
             "schedules": self.schedules,

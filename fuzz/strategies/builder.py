@@ -238,7 +238,8 @@ def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:
 
 def _int_bound(kind: OpKind, inputs: tuple[Value, ...]) -> int | None:
     """Ops on int32 values only move them around (identity, transpose, concat,
-    roll, reshape), so the result's bound is the largest operand bound."""
+    roll, reshape) or pick one of them (max), so the result's bound is the
+    largest operand bound."""
     bounds = [v.id_high for v in inputs if v.id_high is not None]
     return max(bounds) if bounds else None
 

@@ -54,8 +54,34 @@ def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
     return first, other
 
 
+def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
+    """Two int32 operands (the op's ``uniform_dtypes``): values in [0, high) as
+    for embedding ids, so that the result, bounded by the larger high, can
+    still index a table (``builder._int_bound``)."""
+
+    def ints(shape: tuple[int, ...]) -> Value:
+        return b.fresh(TensorType(shape, I32), id_high=b.draw(st.integers(1, MAX_DIM)))
+
+    first = b.pick(lambda v: v.type.dtype is I32, lambda: ints(b.shape()))
+    if Feature.BROADCAST in b.features and b.draw(st.booleans()):
+        other = b.pick(
+            lambda v: v.type.dtype is I32 and fits(spec, [first.type, v.type]),
+            lambda: ints(_broadcast_partner(b, first.type.shape)),
+        )
+    else:
+        other = b.of_type(first.type, id_high=MAX_DIM)
+    if b.draw(st.booleans()):
+        first, other = other, first
+    return first, other
+
+
 def _build_binary(b: Builder, kind: OpKind) -> None:
-    b.add_node(kind, _binary_operands(b, OPS[kind]))
+    spec = OPS[kind]
+    # an op that also takes int32 on both inputs (max) does so one time in two; shrinks to float32
+    if spec.uniform_dtypes and b.draw(st.booleans()):
+        b.add_node(kind, _int_binary_operands(b, spec))
+        return
+    b.add_node(kind, _binary_operands(b, spec))
 
 
 def _build_unary_float(b: Builder, kind: OpKind) -> None:

@@ -20,6 +20,10 @@ SIGTERM terminates the workers and writes a complete summary marked
 earlier campaign's outputs in it are moved into ``DIR/earlier-<UTC time>/``
 (``--clean``: removed), so that one directory never mixes two runs.
 
+``--graph G`` fuzzes one given valid graph instead of generated ones (its
+schedules, pipelines and, half of the time, fresh seeded input values); an
+invalid or malformed G is exit 2 before any work.
+
 ``--cluster ADDRESS|local:N`` runs the chunks on a Dask cluster
 (``fuzz.campaign.cluster``); a count-bounded campaign gives the same summary
 there as locally, timings aside.
@@ -43,7 +47,7 @@ from pathlib import Path
 
 from refcompiler.errors import UsageError
 from refc.cli import fuzz_target
-from refc.cli.common import locked_out, out_dir, positive_seconds, whole_number, worker_count
+from refc.cli.common import file_path, locked_out, out_dir, positive_seconds, whole_number, worker_count
 
 if TYPE_CHECKING:
     from fuzz.campaign import CampaignConfig, Summary
@@ -73,7 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
     p.add_argument("--case-seconds", type=positive_seconds, default=60.0, metavar="SECONDS",
                    help="a case that takes longer is reported as a timeout finding (default 60)")
-    p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10)")
+    p.add_argument("--graph", metavar="G", type=file_path, default=None,
+                   help="fuzz one given graph (refc-graph/1 JSON; an ONNX model: `refc import` it first) instead of "
+                        "generated ones: every case is G, with fresh seeded input values half of the time, under "
+                        "the schedulers' orders and the pipeline; it must be valid (`refc check G`)")
+    p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10; not used with --graph)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
     p.add_argument("--shrink-grace", type=positive_seconds, default=5.0, metavar="SECONDS",
@@ -153,6 +161,8 @@ def prepare_out(out: Path, clean: bool) -> None:
 def _intro(config: "CampaignConfig") -> str:
     """The first line, printed before any work: what runs, and how long."""
     target = [f"mutant {config.mutant}"] if config.mutant else []
+    if config.graph_file is not None:
+        target.append(f"graph {config.graph_file}")
     target.append("scheduler " + ", ".join(config.schedulers))
     target.append(f"pipeline {config.pipeline}")
     bounds = []
@@ -197,6 +207,24 @@ def _cluster(args: argparse.Namespace, config: "CampaignConfig", stack: contextl
     return executor, dataclasses.replace(config, workers=threads)
 
 
+def _given_graph(path: str | None) -> dict[str, Any]:
+    """With ``--graph G``: the config fields of a campaign over G, loaded as
+    ``refc check`` loads it and checked before any work: malformed is the
+    loader's one line, and a graph that breaks an invariant is bad input here
+    (a campaign needs a valid graph): exit 2, one line naming the file, the
+    invariant and the nodes."""
+    if path is None:
+        return {}
+    from refcompiler.graph_json import load_graph
+    from refcompiler.verifier import violations
+
+    graph = load_graph(path)
+    for v in violations(graph):
+        names = f" [{', '.join(v.names)}]" if v.names else ""
+        raise UsageError(f"--graph {path}: {v.invariant}: {v.detail}{names}; a campaign needs a valid graph (refc check {path})")
+    return {"graph": graph, "graph_file": path}
+
+
 def run(args: argparse.Namespace) -> int:
     from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign
@@ -212,6 +240,7 @@ def run(args: argparse.Namespace) -> int:
     resolve_pipeline(args.pipeline)
     workers = worker_count(args.workers, force=args.force_workers)
     fuzz_target.check_target(args.target)
+    given = _given_graph(args.graph)
     out = Path(args.out)
     out_dir(args.out)
     budget = args.budget if args.budget is not None or args.max_cases is not None else 60.0
@@ -231,7 +260,9 @@ def run(args: argparse.Namespace) -> int:
         command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
         target=args.target,
         # a target is checked on valid graphs; invalid ones test refc's verifier only
-        **({"invalid_share": 0.0} if args.target else {}),
+        # (and a campaign over one given graph checks only that valid graph)
+        **({"invalid_share": 0.0} if args.target or given else {}),
+        **given,
     )
     with contextlib.ExitStack() as stack:
         executor, config = _cluster(args, config, stack)

@@ -84,7 +84,7 @@ class Builder:
         spec = spec_of(op)
         types = [self.types[r] for r in refs]
         for k, t in enumerate(types):
-            want = spec.input_dtype(k)
+            want = spec.input_dtype(k, types[0].dtype)
             if want is not None and t.dtype is not want:
                 raise Refused(where, f"input {k} is {t.dtype.value}; refc's {op.value} takes {want.value}")
         full = {a.name: attrs.get(a.name, a.default) for a in spec.attrs}

@@ -12,6 +12,8 @@ from the spec:
 - ``matmul`` and ``reduce_sum`` apply one uninterpreted function to the whole
   row and column, or the whole reduced slice, in index order (the kernel fixes
   the summation order);
+- ``max`` on float32 is the uninterpreted ``max`` (NaN and the sign of zero
+  are the kernel's business); on int32 it is interpreted, ``ite(a <= b, b, a)``;
 - ``add_sub``, ``sgd_momentum``, ``accumulate`` are written with the same
   per-element functions their numpy kernels use (float32 ``add``, ``mul``...);
 - ``quantization_profile`` and ``embedding_update`` keep their structure:
@@ -108,6 +110,16 @@ def _reduce_sum(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str,
     return (out,), ()
 
 
+def _max(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    t = ctx.terms
+    if not all(t.all_of_sort(x.reshape(-1), Sort.I) for x in inputs):
+        return (t.map("max", *inputs),), ()
+    a, b = np.broadcast_arrays(*inputs)
+    pairs = zip(a.reshape(-1).tolist(), b.reshape(-1).tolist(), strict=True)
+    out = [t.ite(t.le(x, y), y, x) for x, y in pairs]
+    return (np.array(out, dtype=np.int64).reshape(a.shape),), ()
+
+
 def _add_sub(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
     a, b = inputs
     return (ctx.terms.map("add", a, b), ctx.terms.map("sub", a, b)), ()
@@ -177,6 +189,7 @@ def _save(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, objec
 
 
 _WRITTEN: dict[OpKind, SymbolicKernel] = {
+    OpKind.MAX: _max,
     OpKind.MATMUL: _matmul,
     OpKind.REDUCE_SUM: _reduce_sum,
     OpKind.ADD_SUB: _add_sub,

@@ -3,6 +3,7 @@ onnxruntime, and malformed or unsupported models (exit 2, one line, no traceback
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -62,6 +63,10 @@ def test_mlp_walk_through(capsys, tmp_path):
     want = onnxruntime.InferenceSession(str(MLP), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     ok, ulps = within(load_npz(str(tmp_path / "y.npz"))["y"], want, exact=False)
     assert ok, f"refc run and onnxruntime differ by {ulps} ULP"
+    out = tmp_path / "fuzz-out"
+    code, _, err = refc(capsys, "fuzz", "--graph", g, "--max-cases", 6, "--workers", 1, "--out", out)
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert code == 0 and doc["graph"] == str(g) and doc["schedules"] > 0, err
 
 
 def load_npz_input(graph_path: Path) -> np.ndarray:
@@ -71,8 +76,7 @@ def load_npz_input(graph_path: Path) -> np.ndarray:
 
 
 def test_mlp_imported_graph_passes_the_oracle_chain_on_many_schedules():
-    # `refc fuzz` draws its own graphs and takes no seed graph; the oracle chain
-    # a campaign runs on each case is run here on the imported graph instead.
+    # the oracle chain `refc fuzz --graph` runs on each case, here with another batch size
     from fuzz.oracle import check
     from refcompiler.onnx_io.importer import import_file
 
@@ -199,3 +203,9 @@ def test_bench_onnx_prints_the_per_op_table(capsys):
     assert code == 0, err
     assert "collected" in out and "supported" in out and "passed" in out
     assert "Gemm" in out and "FAILED" not in out and "unsupported (cases, op, reason):" in out
+
+
+def test_max_of_int32_and_float32_is_refused(capsys, tmp_path):
+    node = helper.make_node("Max", ["a", "b"], ["y"], name="mx")
+    m = write_model(tmp_path / "mx.onnx", [node], [vi("a", [2], TensorProto.INT32), vi("b", [2])], [vi("y", [2], TensorProto.INT32)])
+    one_line_refusal(capsys, "import", m, contains="node 'mx' (Max): input 1 is float32; refc's max takes int32")

@@ -17,6 +17,7 @@ from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.errors import InvariantViolation, MalformedInput
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, initial_value
 from refcompiler.graph_json import load_graph, read_json
+from refcompiler.ir_text import print_program
 from refcompiler.reference import run_reference
 from refcompiler.values import same_bits
 from tests.refcompiler.local_graphs import graphs
@@ -131,3 +132,38 @@ def test_run_compiled_binds_inputs() -> None:
     assert all(same_bits(got[k], want[k]) for k in want)
     with pytest.raises(MalformedInput):
         run_compiled(compiled, {"A": a[:3]})
+
+
+def test_int32_max_is_numpy_maximum_bit_for_bit_also_in_place():
+    """max on int32 under every scheduler and both pipelines: at O2 the second max
+    overwrites the first one's buffer in place (its in-place list allows it), the
+    third writes straight into the placeholder it is saved into."""
+    i32 = np.iinfo(np.int32)
+    a = np.array([[i32.min, -1, 0], [5, i32.max, -7]], dtype=np.int32)
+    b = np.array([i32.max, -2, -1], dtype=np.int32)
+    c = np.array([[3], [i32.min]], dtype=np.int32)
+    g = Graph(
+        name="int32_max",
+        storage=(
+            Storage("a", StorageKind.PLACEHOLDER, Dtype.INT32, (2, 3)),
+            Storage("b", StorageKind.CONSTANT, Dtype.INT32, (3,), init=Init(value=tuple(b.tolist()))),
+            Storage("c", StorageKind.PLACEHOLDER, Dtype.INT32, (2, 1)),
+        ),
+        nodes=(
+            Node("m1", OpKind.MAX, (Ref("a"), Ref("b"))),
+            Node("m2", OpKind.MAX, (Ref("m1"), Ref("c"))),
+            Node("m3", OpKind.MAX, (Ref("b"), Ref("m2"))),
+            Node("s", OpKind.SAVE, (Ref("m3"),), attrs=(("target", "a"),)),
+        ),
+    )
+    want = np.maximum(b, np.maximum(np.maximum(a, b), c))
+    assert want.dtype == np.int32
+    ref = run_reference(g, {"a": a, "c": c})
+    assert same_bits(ref["a"], want)
+    for pipeline in PIPELINES:
+        for scheduler, seed in SCHEDULES:
+            compiled = compile_graph(g, scheduler=scheduler, seed=seed, pipeline=pipeline)
+            got = run_compiled(compiled, {"a": a, "c": c})
+            assert got["a"].dtype == np.int32 and same_bits(got["a"], want), (pipeline, scheduler, seed)
+    text = print_program(compile_graph(g, pipeline="O2").program)
+    assert "m2 = max(@out %m1, @in %m1, @in c)" in text, text

@@ -8,6 +8,7 @@ built directly as ``Graph`` values here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -170,3 +171,32 @@ def test_verify_raises_the_first_violation_and_infer_types_gives_result_types():
     types = infer_types(load_graph(ROOT / "examples" / "sgd_momentum.json"))
     assert types[("step", 0)] == TensorType((3, 2), Dtype.FLOAT32)
     assert types[("total", 0)] == TensorType((), Dtype.FLOAT32)
+
+
+def _max_of(a: Dtype, b: Dtype, op: OpKind = OpKind.MAX) -> Graph:
+    return Graph(
+        name="max_dtypes",
+        storage=(Storage("a", StorageKind.PLACEHOLDER, a, (2, 3)), Storage("b", StorageKind.PLACEHOLDER, b, (3,))),
+        nodes=(Node("m", op, (Ref("a"), Ref("b"))),),
+    )
+
+
+def test_max_takes_int32_on_both_inputs_and_gives_int32():
+    assert infer_types(_max_of(Dtype.INT32, Dtype.INT32))[("m", 0)] == TensorType((2, 3), Dtype.INT32)
+    assert infer_types(_max_of(Dtype.FLOAT32, Dtype.FLOAT32))[("m", 0)] == TensorType((2, 3), Dtype.FLOAT32)
+
+
+@pytest.mark.parametrize(
+    "a, b, op, message",
+    [
+        (Dtype.INT32, Dtype.FLOAT32, OpKind.MAX, "node 'm' (max) input 1 'b' is float32, needs int32"),
+        (Dtype.FLOAT32, Dtype.INT32, OpKind.MAX, "node 'm' (max) input 1 'b' is int32, needs float32"),
+        (Dtype.INT32, Dtype.INT32, OpKind.ADD, "node 'm' (add) input 0 'a' is int32, needs float32"),
+    ],
+)
+def test_mixed_dtypes_of_max_and_int32_of_other_binaries_break_g1(a, b, op, message):
+    g = _max_of(a, b, op)
+    assert ids(g) == {"G-1"}
+    with pytest.raises(InvariantViolation, match=re.escape(message)) as info:
+        verify(g)
+    assert info.value.invariant == "G-1"

@@ -326,3 +326,14 @@ def test_lowering_check_catches_a_wrong_lowering():
         for i in program.instrs
     )
     assert lowering_problems(OpKind.ACCUMULATE, program.with_instrs(wrong)) != []
+
+
+def test_uniform_dtypes_pick_every_inputs_dtype_from_the_first():
+    spec = OPS[OpKind.MAX]
+    assert spec.uniform_dtypes == (I32,)
+    assert [spec.input_dtype(k, I32) for k in range(2)] == [I32, I32]
+    assert [spec.input_dtype(k, F32) for k in range(2)] == [F32, F32]
+    assert [spec.input_dtype(k) for k in range(2)] == [F32, F32]
+    # no other op of the table takes int32 on every input
+    assert [k for k in OpKind if OPS[k].uniform_dtypes] == [OpKind.MAX]
+    assert OPS[OpKind.ADD].input_dtype(1, I32) is F32

@@ -41,7 +41,9 @@ def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
 
 
 def test_a_sharing_pass_that_forgets_other_operands_is_caught_and_replays():
-    config = CampaignConfig(max_cases=25, chunk_cases=25, seed=0, pipeline="forgetful_sharing:forgetful", **QUICK)
+    # the hazard (sgd_momentum reading its overwritten input again) is drawn about once in
+    # 200 cases; seed 3 meets it in its second chunk (int32 max in the generator moved it from seed 0)
+    config = CampaignConfig(max_cases=100, chunk_cases=25, seed=3, pipeline="forgetful_sharing:forgetful", **QUICK)
     failure, case = _only_case(run_campaign(config))
     assert failure.signature.invariant == "IR-6" and case.pipeline == "forgetful_sharing:forgetful"
     assert replay(case) is not None

@@ -86,3 +86,19 @@ def test_a_constant_node_becomes_a_constant():
     )
     imported = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
     assert [s.kind.value for s in imported.graph.storage].count("constant") == 1
+
+
+def test_max_of_int32_inputs_is_int32_max():
+    i32 = np.iinfo(np.int32)
+    a = np.array([[i32.min, -1, 7], [0, i32.max, -3]], dtype=np.int32)
+    b = np.array([5, -2, 7], dtype=np.int32)
+    c = np.array([[-9], [1]], dtype=np.int32)
+    graph = helper.make_graph(
+        [helper.make_node("Max", ["a", "b", "c"], ["y"])], "m",
+        [helper.make_tensor_value_info(n, TensorProto.INT32, x.shape) for n, x in (("a", a), ("b", b), ("c", c))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    got = run(m, a=a, b=b, c=c)
+    assert got.dtype == np.int32 and (got == np.maximum(np.maximum(a, b), c)).all()
+    assert [n.op.value for n in import_model(m).graph.nodes].count("max") == 2

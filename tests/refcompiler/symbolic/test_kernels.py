@@ -101,3 +101,18 @@ def test_a_call_made_before_gives_the_same_terms_and_guards_again():
     (moved,), _ = run_symbolic_kernel(second, OpKind.TRANSPOSE, [table], [], {"perm": None})
     (kept,), _ = run_symbolic_kernel(second, OpKind.TRANSPOSE, [table], [], {"perm": [0, 1]})  # other attributes
     assert moved.shape == (1, 2) and kept.shape == (2, 1) and len(t.kernel_memo) == 3
+
+
+def test_max_is_interpreted_on_int32_and_uninterpreted_on_float32():
+    t = Terms()
+    ctx = Context(t)
+    ints = np.array([t.iconst(3), t.iconst(-2)], dtype=np.int64)
+    other = np.array([t.iconst(-5)], dtype=np.int64)
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [ints, other], [], {})
+    assert got.tolist() == [t.iconst(3), t.iconst(-2)]  # folded: both constants
+    a, b = _symbols(t, (2,), "a", Sort.I), _symbols(t, (2,), "b", Sort.I)
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [a, b], [], {})
+    assert all(t.nodes[g][0] == "ite" and t.sort(g) is Sort.I for g in got.tolist())
+    x, y = _symbols(t, (2,), "x"), _symbols(t, (2,), "y")
+    (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [x, y], [], {})
+    assert got.tolist() == [t.app("max", (int(p), int(q))) for p, q in zip(x, y)]

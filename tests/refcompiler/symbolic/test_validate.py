@@ -200,3 +200,17 @@ def test_small_enough_bounds_nodes_and_elements():
     assert small_enough(load_graph(ROOT / "examples" / "sgd_momentum.json"))
     big = Graph("big", (Storage("p", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (4096,)),), ())
     assert not small_enough(big)
+
+
+def test_int32_max_is_interpreted_so_z3_proves_that_it_commutes(monkeypatch: pytest.MonkeyPatch):
+    """max(b, a) for max(a, b) on int32: different terms, and Z3 proves them equal
+    (on float32, max is uninterpreted: NaN and the sign of zero are the kernel's)."""
+
+    def commuted(ctx, op, ins, state, attrs):  # type: ignore[no-untyped-def]
+        return run_symbolic_kernel(ctx, op, ins[::-1] if op is OpKind.MAX else ins, state, attrs)
+
+    monkeypatch.setattr(symbolic_interpreter, "run_symbolic_kernel", commuted)
+    graph = load_graph(ROOT / "examples" / "clamped_ids.json")
+    v = validate_compiled(graph, compile_graph(graph))
+    assert v.verdict is Verdict.PROVED and v.used_z3 and v.differences, v.detail
+    assert "proved by Z3" in v.detail
