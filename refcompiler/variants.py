@@ -32,7 +32,8 @@ def swappable(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        impl = _active.get().get(key)
+        table = _active.get()
+        impl = table.get(key) if table else None  # no mutant: the common, hot path
         if impl is None:
             return fn(*args, **kwargs)
         return impl(*args, **kwargs)

@@ -191,6 +191,9 @@ def infer_types(graph: Graph) -> Types:
     types: Types = {}
     total = sum(TensorType(s.shape, s.dtype).nbytes for s in graph.storage)
     limits.check("bytes", total, f"graph '{graph.name}' storage")
+    # read once: the per-node checks below only call limits.check (and build its
+    # message) when a bound is crossed
+    max_elements, max_bytes = limits.value("elements"), limits.value("bytes")
 
     def type_of(ref: Ref) -> TensorType:
         s = graph.storage_by_name.get(ref.name)
@@ -221,10 +224,12 @@ def infer_types(graph: Graph) -> Types:
         except ShapeError as e:
             raise _g1(f"node '{node.name}' ({spec.name}): {e}", node.name) from None
         for k, t in enumerate(results):
-            limits.check("elements", t.size, f"node '{node.name}' ({spec.name}) result {k} {list(t.shape)}")
+            if t.size > max_elements:
+                limits.check("elements", t.size, f"node '{node.name}' ({spec.name}) result {k} {list(t.shape)}")
             total += t.nbytes
             types[(node.name, k)] = t
-        limits.check("bytes", total, f"graph '{graph.name}' at node '{node.name}'")
+        if total > max_bytes:
+            limits.check("bytes", total, f"graph '{graph.name}' at node '{node.name}'")
         if node.op is OpKind.SAVE:
             target = graph.storage_by_name.get(node.target)
             if target is None:
