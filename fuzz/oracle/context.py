@@ -58,6 +58,7 @@ class GraphContext:
     symbolic: bool | None = None
     schedules: int = 0
     symbolic_inconclusive: int = 0
+    target_refused: str | None = None  # why an external target refused the graph (not a finding)
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)

@@ -53,7 +53,7 @@ def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     else:
         nodes = [n.name for n in graph.nodes]
     kinds = tuple(sorted({graph.node_by_name[n].op.value for n in nodes}))
-    return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", Location(tuple(nodes), kinds))
+    return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", Location(tuple(nodes), kinds), configurations=(d.failing, d.passing))
 
 
 def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | None = None) -> OracleStage:
@@ -64,6 +64,7 @@ def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | 
     def check(ctx: GraphContext) -> Finding | None:
         outcome = run_target(spec, target, ctx.graph, ctx.inputs, isolate=isolate, timeout=timeout)
         if outcome.refused is not None:
+            ctx.target_refused = outcome.refused
             return None
         try:
             reference = ctx.reference
