@@ -9,9 +9,9 @@ signature."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
