@@ -25,6 +25,7 @@ __all__ = [
     "PASS",
     "reject",
     "Case",
+    "TargetRecord",
     "CASE_FIELDS",
     "case_from_doc",
     "case_to_doc",
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 CASE_FIELDS = ("expect", "schedule", "pipeline", "inputs", "found_by", "mutant",
-               "scheduler", "scheduler_seed", "scheduler_order", "versions", "command")
+               "scheduler", "scheduler_seed", "scheduler_order", "versions", "command", "target")
 
 
 class ExpectKind(enum.Enum):
@@ -68,6 +69,22 @@ def reject(invariant: str) -> Expect:
 
 
 @dataclass(frozen=True)
+class TargetRecord:
+    """The external compiler a case was found against (``refcompiler.targets``):
+    ``spec``, a built-in name or ``module:attribute`` (a plug-in: replay imports it only
+    when allowed); its configuration keys then; the failing one and the one that
+    passed (a key or ``"reference"``), when the finding named them."""
+
+    spec: str
+    configurations: tuple[str, ...] = ()
+    failing: str | None = None
+    passing: str | None = None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {"name": self.spec, "configurations": list(self.configurations), "failing": self.failing, "passing": self.passing}
+
+
+@dataclass(frozen=True)
 class Case:
     """A corpus case. ``inputs`` maps storage names to an explicit flat value
     or a seeded ``Init``, as ``Init`` carries both.
@@ -92,6 +109,7 @@ class Case:
     scheduler_order: tuple[str, ...] | None = None
     versions: tuple[tuple[str, str], ...] = ()
     command: str | None = None
+    target: TargetRecord | None = None
 
     @property
     def name(self) -> str:
@@ -142,7 +160,26 @@ def _recorded(meta: dict[str, Any], path: str | None) -> dict[str, Any]:
     if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
         raise MalformedInput("expected an object {package: version string}", path=path, field="versions")
     out["versions"] = tuple(sorted(versions.items()))
+    out["target"] = _target(meta.get("target"), path)
     return out
+
+
+def _target(doc: Any, path: str | None) -> TargetRecord | None:
+    """``"target": {"name", "configurations", "failing", "passing"}`` (or null)."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"].strip():
+        raise MalformedInput('expected {"name": a target, "configurations": [keys], "failing": key, "passing": key} or null', path=path, field="target")
+    configs = doc.get("configurations", [])
+    if not isinstance(configs, list) or not all(isinstance(c, str) for c in configs):
+        raise MalformedInput("expected a list of configuration keys", path=path, field="target.configurations")
+    for key in ("failing", "passing"):
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            raise MalformedInput("expected a configuration key or null", path=path, field=f"target.{key}")
+    unknown = sorted(set(doc) - {"name", "configurations", "failing", "passing"})
+    if unknown:
+        raise MalformedInput(f"unknown field {unknown[0]!r}", path=path, field="target")
+    return TargetRecord(doc["name"], tuple(configs), doc.get("failing"), doc.get("passing"))
 
 
 def _expect(doc: Any, path: str | None) -> Expect:
@@ -207,6 +244,8 @@ def case_to_doc(case: Case) -> dict[str, Any]:
         doc["versions"] = dict(case.versions)
     if case.command is not None:
         doc["command"] = case.command
+    if case.target is not None:
+        doc["target"] = case.target.to_doc()
     return doc
 
 

@@ -25,6 +25,7 @@ from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.mutants import CATALOG
 from refcompiler.passes import resolve_pipeline
+from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
 from fuzz.oracle import check_case, legal_on_correct_compiler
@@ -64,6 +65,8 @@ def _specs(case: Case) -> list[str]:
     scheduler = getattr(case, "scheduler", None)
     if isinstance(scheduler, str):
         items.append(scheduler)
+    if case.target is not None:  # a target named module:attribute is a plug-in too
+        items.append(case.target.spec)
     return items
 
 
@@ -80,6 +83,8 @@ def case_problem(case: Case) -> str | None:
                 resolve_pipeline(item)
             except RefCompilerError as e:
                 return f"pipeline: {e}"
+    if case.target is not None and ":" not in case.target.spec and case.target.spec not in BUILTIN:
+        return f"target: unknown target {case.target.spec!r} (built in: {', '.join(sorted(BUILTIN))})"
     if case.mutant is not None and case.mutant not in CATALOG:
         return f"mutant: unknown mutant {case.mutant!r} (known: {', '.join(CATALOG)})"
     if case.schedule is not None:
@@ -127,7 +132,8 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
         return Outcome(Verdict.OK, f"does not kill {mutant}")
     finding = check_case(case).finding
     if finding is not None:
-        return Outcome(Verdict.REGRESSED, f"expected {case.expect}: {finding}")
+        on = f" on target {case.target.spec}" if case.target is not None else ""
+        return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}")
     if case.mutant is None:
         return Outcome(Verdict.OK, str(case.expect))
     if check_case(case, mutant=case.mutant).finding is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -54,6 +55,7 @@ class ChunkResult:
     failures: int
     found: tuple[Failure, ...]
     seconds: float
+    refused: tuple[tuple[str, int], ...] = ()  # an external target's refusals: (reason, graphs)
 
 
 @dataclass
@@ -72,6 +74,7 @@ class ChunkState:
     first_failure_at: float | None = None
     best: Example | None = None
     shrink_deadline: float | None = None
+    refused: Counter[str] = field(default_factory=Counter)  # new graphs an external target refused, by reason
     hypothesis_until: float | None = None  # budget mode: Hypothesis's shrinking ends then, the reducer gets the rest
     from_nodes: int | None = None  # nodes of the target's first failing example
     nodes: int | None = None  # nodes of the smallest failing example so far (Hypothesis, then the reducer)
@@ -149,6 +152,8 @@ class _ChunkRun:
         except CaseTimeout as e:
             return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)")
         s.schedules += report.schedules
+        if report.refused is not None and s.target is None:  # a new graph, not a shrink attempt
+            s.refused[report.refused[:200]] += 1
         return report.finding
 
     def finding_of(self, graph: Graph, expect: Expect, case_seed: int) -> tuple[bool, Finding | None]:
@@ -220,7 +225,7 @@ class _ChunkRun:
         found: tuple[Failure, ...] = ()
         if s.best is not None and s.first_failure_at is not None:
             found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time, on_smaller=self._smaller),)
-        return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start)
+        return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start, tuple(s.refused.items()))
 
     def _smaller(self, nodes: int) -> None:
         self.state.nodes = nodes

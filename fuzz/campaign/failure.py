@@ -11,7 +11,7 @@ from typing import Any, Callable
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import CampaignConfig
-from fuzz.case import Case, Expect, ExpectKind, case_to_doc
+from fuzz.case import Case, Expect, ExpectKind, TargetRecord, case_to_doc
 from fuzz.corpus import replay
 from fuzz.oracle import Finding, Signature, check_case, legal_on_correct_compiler
 from fuzz.schedules import ScheduleSource, is_plugin
@@ -105,7 +105,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "") + (f" --target {config.target}" if config.target else "")
     found_by += f" --graph {config.graph_file}" if config.graph_file else ""
     base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant,
-                versions=versions(), command=config.command)
+                versions=versions(), command=config.command, target=_target_record(config, finding))
     if expect.kind is ExpectKind.REJECT:
         return base
     choice = finding.schedule
@@ -123,6 +123,17 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     if by_scheduler is not None and _reproduces(config, by_scheduler, finding.signature):
         return by_scheduler
     return base
+
+
+def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | None:
+    """What a target case records: the target, its configurations, the failing and passing one."""
+    if config.target is None:
+        return None
+    from refcompiler.targets import resolve_target
+
+    keys = tuple(c.key for c in resolve_target(config.target).configurations())
+    failing, passing = finding.configurations or (None, None)
+    return TargetRecord(config.target, keys, failing, passing)
 
 
 def _reproduces(config: CampaignConfig, case: Case, sig: Signature) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +20,8 @@ SUMMARY_FORMAT = "refc-fuzz-summary/1"
 
 def plugin_modules(config: CampaignConfig) -> list[str]:
     """The modules of the user's code a campaign ran (``module:attribute``
-    specs of its schedulers and pipeline), in order."""
-    specs = [*config.schedulers, *(item.strip() for item in config.pipeline.split(","))]
+    specs of its schedulers, pipeline and target), in order."""
+    specs = [*config.schedulers, *(item.strip() for item in config.pipeline.split(",")), *([config.target] if config.target else [])]
     return list(dict.fromkeys(spec.partition(":")[0] for spec in specs if ":" in spec))
 
 
@@ -55,6 +56,7 @@ class Summary:
     lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
     phase: str = "starting"
     found_in: dict[Signature, int] = field(default_factory=dict)  # the chunk each kept failure came from
+    refused: Counter[str] = field(default_factory=Counter)  # graphs an external target refused, by reason
 
     @property
     def failed(self) -> bool:
@@ -79,6 +81,7 @@ class Summary:
         self.schedules += result.schedules
         self.failures += result.failures
         self.chunks += 1
+        self.refused.update(dict(result.refused))
         for failure in result.found:
             old = self.found.get(failure.signature)
             if old is None or (failure.nodes, result.index) < (old.nodes, self.found_in[failure.signature]):
@@ -128,4 +131,22 @@ class Summary:
             "seconds": round(self.seconds, 3),
             "cases_per_second": round(cps, 2),
             "schedules_per_second": round(sps, 2),
+            **({"target": self._target_doc()} if c.target else {}),
+        }
+
+    def _target_doc(self) -> dict[str, Any]:
+        """An external target's figures: its configurations, the graphs it refused
+        (the five most common reasons), graphs per second, all and compiled only."""
+        from refcompiler.targets import resolve_target
+
+        refused = sum(self.refused.values())
+        s = max(self.seconds, 1e-9)
+        return {
+            "name": self.config.target,
+            "configurations": len(resolve_target(str(self.config.target)).configurations()),
+            "graphs": self.cases,
+            "refused": refused,
+            "refusal_reasons": [[reason, n] for reason, n in self.refused.most_common(5)],
+            "graphs_per_second": round(self.cases / s, 2),
+            "compiled_graphs_per_second": round((self.cases - refused) / s, 2),
         }

@@ -82,6 +82,8 @@ def check_case(
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
+    if compiler is None and case.target is not None:  # a target's case: that target again
+        compiler = case.target.spec
     if case.schedule is not None:
         choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
     elif case.scheduler is not None:  # recorded: that scheduler, called with that seed
@@ -96,8 +98,8 @@ def check_case(
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
     for f in iter_findings(ctx, choices, pipelines, chain):
         if target is None or f.signature.matches(target):
-            return CaseReport(f, ctx.schedules)
-    return CaseReport(None, ctx.schedules)
+            return CaseReport(f, ctx.schedules, ctx.target_refused)
+    return CaseReport(None, ctx.schedules, ctx.target_refused)
 
 
 def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequence[ScheduleChoice]:

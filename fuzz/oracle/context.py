@@ -59,6 +59,7 @@ class GraphContext:
     symbolic: bool | None = None
     schedules: int = 0
     symbolic_inconclusive: int = 0
+    target_refused: str | None = None  # why an external target refused the graph (not a finding)
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     # every compiled program whose per-schedule stages all passed, by its schedule
     _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)

@@ -108,6 +108,8 @@ class Finding:
     order: tuple[str, ...] | None = field(default=None, compare=False)
     crashed: bool = False
     blame: str = ""  # the component the checker blames (Signature.blame)
+    # a target's finding: (the failing configuration, the one that passes or the reference), for the case
+    configurations: tuple[str | None, str | None] | None = field(default=None, compare=False)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -133,6 +135,7 @@ class Finding:
 class CaseReport:
     finding: Finding | None
     schedules: int  # schedules compiled and run (each under every pipeline)
+    refused: str | None = None  # why an external target refused the graph
 
 
 def crash(stage: Stage, e: BaseException, **where: object) -> Finding:

@@ -277,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
         f"({doc['schedules_per_second']}/s) in {doc['seconds']:.1f}s; {doc['failures']} failing, "
         f"{doc['distinct_failures']} distinct; wrote {out / 'summary.json'}"
     )
+    for line in fuzz_target.summary_lines(doc):
+        print(line)
     bugs = fuzz_target.write_bugs(doc, out, args.target)
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")

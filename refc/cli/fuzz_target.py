@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_target", "write_bugs"]
+__all__ = ["check_target", "write_bugs", "summary_lines"]
 
 
 def check_target(spec: str | None) -> None:
@@ -35,3 +35,16 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
         if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
             written.append(folder)
     return written
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    """The target's figures of a campaign summary, for the printed summary."""
+    t = doc.get("target")
+    if t is None:
+        return []
+    lines = [
+        f"  target {t['name']}: {t['configurations']} configurations; {t['graphs']} graphs ({t['graphs_per_second']}/s), "
+        f"{t['refused']} refused, {t['graphs'] - t['refused']} compiled ({t['compiled_graphs_per_second']}/s)"
+    ]
+    lines += [f"    refused {n}x: {reason}" for reason, n in t["refusal_reasons"]]
+    return lines

@@ -8,7 +8,8 @@
 - ``isolate``: the same harness in a child process, so that a crash or hang is a
   result;
 - ``bugs``: a bug folder a target's maintainers can run without refc;
-- one module per built-in target: ``onnxruntime``, ``torch_inductor``.
+- one module per built-in target: ``onnxruntime``, ``torch_inductor``, ``tvm_relax``;
+  ``repro_script``: the bug folders' scripts.
 
 A target is named by its built-in name or as ``module:attribute``.
 """
@@ -26,6 +27,7 @@ BUILTIN = {
     "onnxruntime": "refcompiler.targets.onnxruntime:TARGET",
     "onnxruntime-pairs": "refcompiler.targets.onnxruntime:PAIRS",
     "torch-inductor": "refcompiler.targets.torch_inductor:TARGET",
+    "tvm": "refcompiler.targets.tvm_relax:TARGET",
 }
 
 

@@ -144,6 +144,9 @@ class Worker:
             ok, answer = _recv(self.proc.stdout.fileno(), timeout)  # type: ignore[union-attr]
         except (EOFError, BrokenPipeError):
             return Outcome(crash=f"the target process died ({self._died()})")
+        except BaseException:  # interrupted mid-call (a case's time limit, Ctrl-C): its answer
+            self.stop()  # would be read by the next call, for another graph; a fresh child instead
+            raise
         if not ok:
             self.stop()
             return Outcome(crash=f"no answer within {timeout:g} s", hung=True)

@@ -28,7 +28,6 @@ twice) and hold the serialized model, so no file is written.
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -147,15 +146,15 @@ class OnnxruntimeTarget:
         return {"onnxruntime": onnxruntime.__version__, "onnx": onnx.__version__, "numpy": np.__version__}
 
     def bug_files(self, program: Program, failing: Configuration, passing: Configuration | None) -> dict[str, bytes]:
-        """``model.onnx``, ``repro.py`` (``refcompiler.targets.ort_repro``) and its
+        """``model.onnx``, ``repro.py`` (``refcompiler.targets.repro_script``) and its
         configuration part ``ort_config.json``."""
-        from refcompiler.targets.ort_repro import SCRIPT
+        from refcompiler.targets.repro_script import config_json, ort_script
 
         def doc(c: Configuration | None) -> Any:
             return None if c is None else {"key": c.key, "graph_optimization_level": _ORT_LEVEL[c.level], **dict(c.options)}
 
-        meta = {"exits": dict(program.exits), "inputs": list(program.inputs), "failing": doc(failing), "passing": doc(passing)}
-        return {"model.onnx": program.model, "ort_config.json": json.dumps(meta, indent=2).encode(), "repro.py": SCRIPT.encode()}
+        config = config_json(program.exits, program.inputs, doc(failing), doc(passing))
+        return {"model.onnx": program.model, "ort_config.json": config, "repro.py": ort_script().encode()}
 
 
 TARGET = OnnxruntimeTarget()

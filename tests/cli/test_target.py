@@ -48,6 +48,35 @@ def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_pa
     bugs = list((tmp_path / "bugs").iterdir())
     assert bugs and all((b / "finding.json").exists() and (b / "program.txt").exists() for b in bugs)
     assert "bug folder" in out
+    # the case records the target; replay re-runs it (a module:attr target is a plug-in)
+    entry = doc["signatures"][0]
+    assert entry["reproduces"] is True and entry["reproduces_reason"] is None
+    assert entry["replay"].endswith("--allow-plugin tests.refcompiler.targets.fake_targets")
+    assert f"replay: refc replay {tmp_path / entry['case']} --allow-plugin tests.refcompiler.targets.fake_targets" in out
+    case = json.loads((tmp_path / entry["case"]).read_text())
+    assert case["target"]["name"] == FAKE + "ALIASING" and case["target"]["configurations"] == ["base", "reuse", "fast"]
+    assert case["target"]["failing"] in case["target"]["configurations"]
+    code, out, _ = refc(capsys, "replay", tmp_path / entry["case"])
+    assert code == 2 and "needs plug-in tests.refcompiler.targets.fake_targets" in out
+    code, out, _ = refc(capsys, "replay", tmp_path / entry["case"], "--allow-plugin", "tests.refcompiler.targets.fake_targets")
+    assert code == 1 and "regressed" in out and "on target " + FAKE + "ALIASING" in out and "TGT-3" in out
+
+
+def _target_case(tmp_path, graph, target):
+    doc = json.loads(Path(graph).read_text())
+    doc.update(expect="pass", target={"name": target, "configurations": [], "failing": None, "passing": None})
+    (tmp_path / "case.json").write_text(json.dumps(doc))
+    return tmp_path / "case.json"
+
+
+def test_replay_of_a_built_in_target_case_runs_that_target(capsys, tmp_path):
+    code, out, _ = refc(capsys, "replay", _target_case(tmp_path, SGD, "onnxruntime-pairs"))
+    assert code == 0 and ": ok: pass" in out, out
+    bug = Path(__file__).resolve().parents[2] / "docs" / "bugs" / "tvm-inplace-scalar-constant" / "graph.json"
+    code, out, _ = refc(capsys, "replay", _target_case(tmp_path, bug, "tvm"))
+    assert code == 1 and "on target tvm" in out and "TGT-4" in out and "In-place index" in out, out
+    code, out, _ = refc(capsys, "replay", _target_case(tmp_path, SGD, "no-such-target"))
+    assert code == 2 and "malformed: target: unknown target 'no-such-target'" in out
 
 
 def test_fuzz_onnxruntime_finds_nothing_on_a_few_graphs(capsys, tmp_path):
@@ -59,3 +88,17 @@ def test_bench_target(capsys):
     code, out, _ = refc(capsys, "bench", "--target", "--target-graphs", "5", "--target-name", "onnxruntime-pairs", "--json")
     data = json.loads(out)["target"]
     assert code == 0 and data["graphs"] == 5 and data["configurations"] == 8 and data["graphs_per_second"] > 0
+
+
+def test_the_campaign_summary_counts_configurations_refusals_and_graphs_per_second(capsys, tmp_path):
+    code, out, _ = refc(capsys, "fuzz", "--target", FAKE + "REFUSES", "--max-cases", "6", "--workers", "1", "--out", tmp_path)
+    assert code == 0, out
+    t = json.loads((tmp_path / "summary.json").read_text())["target"]
+    assert (t["name"], t["configurations"], t["graphs"], t["refused"]) == (FAKE + "REFUSES", 3, 6, 6)
+    assert t["refusal_reasons"] == [["planted refusal", 6]] and t["graphs_per_second"] > 0 and t["compiled_graphs_per_second"] == 0
+    assert "3 configurations; 6 graphs" in out and "6 refused, 0 compiled" in out and "refused 6x: planted refusal" in out
+    code, out, _ = refc(capsys, "fuzz", "--target", FAKE + "REFERENCE", "--max-cases", "4", "--workers", "1", "--out", tmp_path / "b")
+    t = json.loads((tmp_path / "b" / "summary.json").read_text())["target"]
+    assert code == 0 and t["refused"] == 0 and t["graphs"] == 4 and t["refusal_reasons"] == []
+    code, out, _ = refc(capsys, "fuzz", "--max-cases", "2", "--workers", "1", "--out", tmp_path / "c")
+    assert "target" not in json.loads((tmp_path / "c" / "summary.json").read_text())

@@ -42,3 +42,19 @@ def test_a_malformed_recorded_field_is_named(field, value):
     with pytest.raises(MalformedInput) as e:
         case_from_doc(doc, path="c.json")
     assert field in str(e.value) and "c.json" in str(e.value)
+
+
+def test_a_target_record_round_trips_and_a_malformed_one_is_named():
+    from fuzz.case import TargetRecord
+
+    record = TargetRecord("tvm", ("default", "inplace"), "inplace", "default")
+    again = case_from_doc(case_to_doc(Case(_graph(), target=record)))
+    assert again.target == record
+    assert case_from_doc(case_to_doc(Case(_graph()))).target is None
+    for bad, where in (({"name": ""}, "target"), ({"name": "tvm", "configurations": "default"}, "target.configurations"),
+                       ({"name": "tvm", "failing": 3}, "target.failing"), ({"name": "tvm", "extra": 1}, "target")):
+        doc = case_to_doc(Case(_graph()))
+        doc["target"] = bad
+        with pytest.raises(MalformedInput) as e:
+            case_from_doc(doc, path="c.json")
+        assert f"c.json: {where}" in str(e.value), str(e.value)

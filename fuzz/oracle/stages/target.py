@@ -44,16 +44,21 @@ INVARIANTS = ("TGT-1", "TGT-2", "TGT-3", "TGT-4")
 def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     """The oracle's finding for a discrepancy: located at the nodes behind the
     storage that differed, the readers of an input that changed, or every node
-    when the whole target failed."""
+    when the whole target failed (a crash, hang or error: no op is at fault that
+    refc could name, so its site is empty and its signature does not depend on
+    the graph's ops). The failing configuration is the blamed component: one
+    bug per configuration that shows it."""
     behind = cones(graph)
+    site = None
     if d.storage in behind:
         nodes = sorted(behind[d.storage])
     elif d.storage is not None:  # an input: the nodes that read it
         nodes = [n.name for n in graph.nodes if d.storage in {r.name for r in n.inputs} | set(n.state)]
     else:
-        nodes = [n.name for n in graph.nodes]
+        nodes, site = [n.name for n in graph.nodes], ()
     kinds = tuple(sorted({graph.node_by_name[n].op.value for n in nodes}))
-    return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", Location(tuple(nodes), kinds))
+    where = Location(tuple(nodes), kinds, site=site)
+    return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", where, blame=d.failing or "", configurations=(d.failing, d.passing))
 
 
 def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | None = None) -> OracleStage:
@@ -64,6 +69,7 @@ def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | 
     def check(ctx: GraphContext) -> Finding | None:
         outcome = run_target(spec, target, ctx.graph, ctx.inputs, isolate=isolate, timeout=timeout)
         if outcome.refused is not None:
+            ctx.target_refused = outcome.refused
             return None
         try:
             reference = ctx.reference

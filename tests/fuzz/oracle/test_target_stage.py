@@ -57,3 +57,14 @@ def test_onnxruntime_passes_the_examples(path):
 def test_the_target_chain_is_verify_reference_target_and_the_default_chain_has_no_target():
     assert [s.name for s in target_chain(FAKE + "REFERENCE")] == [Stage.VERIFY, Stage.REFERENCE, Stage.TARGET]
     assert Stage.TARGET not in {s.name for s in CHAIN}
+
+
+def test_a_whole_target_failure_is_one_bug_per_failing_configuration_whatever_the_ops():
+    other = load_graph(EXAMPLES[0])
+    assert {n.op for n in other.nodes} != {n.op for n in SGD.nodes}
+    a, b = finding(FAKE + "RAISES"), finding(FAKE + "RAISES", other)
+    assert a.signature == b.signature and a.signature.blame == "base" and a.location.site == ()
+    assert a.configurations == ("base", None)
+    # a discrepancy in one storage keeps the op kinds behind it, and blames the configuration
+    off = finding(FAKE + "ONE_CONFIG_OFF")
+    assert off.signature.blame == "reuse" and off.location.site is None and off.configurations == ("reuse", "base")

@@ -144,15 +144,14 @@ REFUSES = Refuses()
 MISSING = Missing()
 
 
-class OrtCorruptsSecondRun:
-    """onnxruntime with its first configuration off by one ULP on the second run:
-    a planted TGT-2 for bug folders, whose repro (real onnxruntime) then passes."""
+class CorruptsSecondRun:
+    """A real target (``inner``) with the configurations whose key starts with
+    ``prefix`` off by one ULP on the second run: a planted TGT-2, for the
+    target's tests and bug folders (whose repro, on the real target, then passes)."""
 
-    def __init__(self):
-        from refcompiler.targets.onnxruntime import PAIRS
-
-        self.inner = PAIRS
-        self.name, self.requirement = "ort-planted", PAIRS.requirement
+    def __init__(self, inner, prefix, name):
+        self.inner, self.prefix = inner, prefix
+        self.name, self.requirement = name, inner.requirement
 
     def __getattr__(self, attr):
         return getattr(self.inner, attr)
@@ -160,16 +159,42 @@ class OrtCorruptsSecondRun:
     def session(self, program, config):
         inner = self.inner.session(program, config)
         calls = []
+        prefix = self.prefix
 
         class Off:
             def run(self, values):
                 got = dict(inner.run(values))
                 calls.append(1)
-                if len(calls) == 2 and config.key.startswith("disable.mem_pattern=off"):
+                if len(calls) == 2 and config.key.startswith(prefix):
                     got = {s: np.nextafter(a, np.float32(np.inf)) if a.dtype.kind == "f" else a for s, a in got.items()}
                 return got
 
         return Off()
 
 
-ORT_PLANTED = OrtCorruptsSecondRun()
+class _Lazy:
+    """A planted target built on first use (its real target's package is imported then)."""
+
+    def __init__(self, make):
+        self.make, self.made = make, None
+
+    def __getattr__(self, attr):
+        if self.made is None:
+            self.made = self.make()
+        return getattr(self.made, attr)
+
+
+def _ort():
+    from refcompiler.targets.onnxruntime import PAIRS
+
+    return CorruptsSecondRun(PAIRS, "disable.mem_pattern=off", "ort-planted")
+
+
+def _tvm():
+    from refcompiler.targets.tvm_relax import TARGET
+
+    return CorruptsSecondRun(TARGET, "inplace", "tvm-planted")
+
+
+ORT_PLANTED = _Lazy(_ort)
+TVM_PLANTED = _Lazy(_tvm)

@@ -52,3 +52,28 @@ def test_the_repro_shows_a_real_reference_mismatch(tmp_path):
 def test_nothing_is_written_for_a_target_that_does_not_fail(tmp_path):
     assert write_bug_folder(tmp_path / "bug", "onnxruntime-pairs", SGD) is None
     assert not (tmp_path / "bug").exists()
+
+
+def test_a_planted_tvm_failure_gets_a_folder_whose_repro_needs_only_tvm(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "TVM_PLANTED", SGD, isolate=False)
+    assert d is not None and d.invariant == "TGT-2" and (d.failing, d.passing) == ("inplace", "default")
+    files = {p.name for p in (tmp_path / "bug").iterdir()}
+    assert files == {"model.onnx", "tvm_config.json", "repro.py", "inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"}
+    config = json.loads((tmp_path / "bug" / "tvm_config.json").read_text())
+    assert config["passing"] == {"key": "default", "relax_pipeline": "default"}
+    assert "transform.DataflowUseInplaceCalls" in config["failing"]["relax_pipeline"]
+    assert "apache-tvm==" in (tmp_path / "bug" / "versions.txt").read_text()
+    script = (tmp_path / "bug" / "repro.py").read_text()
+    assert "refc" not in script.replace("by refc", "") and "onnxruntime" not in script
+    # the planted bug is not in the real TVM: the script runs both pipelines and finds nothing
+    ran = subprocess.run([sys.executable, "-I", str(tmp_path / "bug" / "repro.py")], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and "failing configuration: inplace" in ran.stdout, ran.stdout + ran.stderr
+    # against a wrong expected value, it shows the mismatch
+    finding = json.loads((tmp_path / "bug" / "finding.json").read_text())
+    finding.update(kind="reference", storage="v", run=2, bitwise=True)
+    (tmp_path / "bug" / "finding.json").write_text(json.dumps(finding))
+    expected = dict(np.load(tmp_path / "bug" / "expected.npz"))
+    expected["v.run2"] = expected["v.run2"] * 2
+    np.savez(tmp_path / "bug" / "expected.npz", **expected)
+    ran = subprocess.run([sys.executable, "-I", str(tmp_path / "bug" / "repro.py")], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1 and "v after run 2" in ran.stdout, ran.stdout + ran.stderr

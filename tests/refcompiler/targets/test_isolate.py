@@ -31,3 +31,30 @@ def test_the_isolated_run_is_the_in_process_run():
     outcome = run_isolated(FAKE + "REFERENCE", SGD)
     assert outcome.crash is None and len(outcome.results) == 3
     assert judge(SGD, outcome, reference_runs(SGD)) is None
+
+
+def test_a_call_interrupted_while_waiting_leaves_no_answer_for_the_next_graph(monkeypatch):
+    # seen in a tvm campaign: a case's time limit fired while the parent waited; the
+    # next graph then read the previous graph's outcome
+    from refcompiler.targets import isolate
+
+    other = load_graph(Path(__file__).resolve().parents[3] / "examples" / "quantization_profile.json")
+    worker = isolate.Worker(FAKE + "REFERENCE")
+    real = isolate._recv
+    calls = []
+
+    def interrupted(fd, timeout):
+        calls.append(1)
+        if len(calls) == 2:  # the first answers "ready"; the second is the graph's outcome
+            raise TimeoutError("the case's time limit")
+        return real(fd, timeout)
+
+    monkeypatch.setattr(isolate, "_recv", interrupted)
+    try:
+        worker.call(SGD, None, 2, None, 30.0)
+    except TimeoutError:
+        pass
+    assert worker.proc is None
+    outcome = worker.call(other, None, 2, None, 30.0)
+    worker.stop()
+    assert set(outcome.results[0].runs[0]) == {s.name for s in other.storage if s.kind.value != "constant"}
