@@ -29,7 +29,7 @@ from fuzz.oracle import Bug, Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
 from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["Chunk", "ChunkResult", "ChunkState", "run_chunk", "running", "forget_running"]
+__all__ = ["Chunk", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,27 @@ class ChunkState:
         return f"shrinking {b.invariant} at {b.stage}{by} ({self.from_nodes} nodes -> {self.nodes})"
 
 
+    def live(self) -> "Live":
+        return Live(self.cases, self.invalid, self.schedules, self.failures, self.phase)
+
+
+@dataclass(frozen=True)
+class Live:
+    """A running chunk's counts and phase, as the progress display shows them
+    (small and picklable: a pool worker sends it to the campaign while its
+    chunk runs)."""
+
+    cases: int
+    invalid: int
+    schedules: int
+    failures: int
+    phase: str
+
+
 # The state of the chunk that runs in this process, read by the campaign's
-# progress display while the chunk runs (one in-process worker; see
-# ``runner``); the runner forgets it once it has absorbed the chunk's result.
+# progress display while the chunk runs (in the campaign's process with one
+# worker, see ``runner``; in a pool worker, see ``pool``); forgotten once the
+# chunk's result is absorbed or sent.
 _running: ChunkState | None = None
 
 

@@ -7,20 +7,31 @@ code) fails only the future of the chunk it was running, with ``LostChunk``,
 and the next submit starts a fresh worker. ``shutdown`` terminates every
 worker, so that none is left running after a campaign, however it ended.
 
-The pool has no threads: ``poll(timeout)`` (called by the campaign loop)
-completes the futures whose worker answered or died.
+The pool has no threads in the campaign's process: ``poll(timeout)`` (called
+by the campaign loop) completes the futures whose worker answered or died. In
+each worker a reporter thread sends the running chunk's counts and phase
+(``chunk.Live``) every ``REPORT`` seconds; ``live()`` gives the latest of each
+busy worker, so that the display moves, and names the finding being shrunk,
+while chunks run.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import signal
+import threading
+import time
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
-__all__ = ["LostChunk", "WorkerPool"]
+from fuzz.campaign.chunk import Live, forget_running, running
+
+__all__ = ["LostChunk", "WorkerPool", "REPORT"]
+
+# Seconds between two reports of a worker's running chunk.
+REPORT = 0.25
 
 
 class LostChunk(Exception):
@@ -31,11 +42,32 @@ class LostChunk(Exception):
         self.exitcode = exitcode
 
 
+def _report(conn: Connection, sending: threading.Lock) -> None:
+    """The worker's reporter thread: the running chunk's ``Live`` when it changed.
+    It holds ``sending`` around each send, as the main thread does around the
+    result (after which the chunk is forgotten), so a report never follows the
+    result of its chunk and two sends never interleave on the pipe."""
+    last = None
+    while True:
+        time.sleep(REPORT)
+        with sending:
+            state = running()
+            now = state.live() if state is not None else None
+            if now is not None and now != last:
+                try:
+                    conn.send(("live", now))
+                except (OSError, ValueError):
+                    return
+            last = now
+
+
 def _worker_main(conn: Connection) -> None:
     # Ctrl-C reaches the whole process group; the campaign (the parent) decides
     # what it means and terminates the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sending = threading.Lock()
+    threading.Thread(target=_report, args=(conn, sending), name="refc-fuzz-report", daemon=True).start()
     while True:
         try:
             job = conn.recv()
@@ -43,9 +75,12 @@ def _worker_main(conn: Connection) -> None:
             return
         fn, args = job
         try:
-            conn.send((True, fn(*args)))
+            answer = (True, fn(*args))
         except BaseException as e:  # sent to the parent, which raises it from result()
-            conn.send((False, e))
+            answer = (False, e)
+        with sending:
+            conn.send(answer)
+            forget_running()
 
 
 @dataclass
@@ -53,6 +88,7 @@ class _Worker:
     process: Any
     conn: Connection
     future: Future[Any] | None = field(default=None)
+    live: Live | None = field(default=None)  # the running chunk's last report
 
 
 class WorkerPool(Executor):
@@ -96,18 +132,32 @@ class WorkerPool(Executor):
             if w.conn in ready or w.process.sentinel in ready:
                 self._collect(w)
 
+    def live(self) -> list[Live]:
+        """The latest report of each busy worker's running chunk."""
+        return [w.live for w in self.workers if w.future is not None and w.live is not None]
+
     def _collect(self, w: _Worker) -> None:
-        future, w.future = w.future, None
-        assert future is not None
+        """Read what ``w`` sent: reports, then perhaps its answer (which completes
+        its future); a worker that died without answering loses its chunk."""
+        assert w.future is not None
         try:
-            if not w.conn.poll():
-                raise EOFError
-            ok, value = w.conn.recv()
+            while True:
+                if not w.conn.poll():
+                    if w.process.is_alive():
+                        return  # only reports so far: the chunk still runs
+                    raise EOFError
+                message = w.conn.recv()
+                if message[0] != "live":
+                    break
+                w.live = message[1]
         except (EOFError, OSError):
+            future, w.future, w.live = w.future, None, None
             w.process.join(1.0)
             future.set_exception(LostChunk(w.process.exitcode))
             self._drop(w)
             return
+        future, w.future, w.live = w.future, None, None
+        ok, value = message
         if ok:
             future.set_result(value)
         else:

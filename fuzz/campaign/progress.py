@@ -1,16 +1,17 @@
 """Progress of a running campaign: nothing, a plain line every few seconds
-and at each change of phase, or a live bar on a terminal. With one in-process
-worker a ``Ticker`` thread refreshes the display while a chunk runs (the
-chunk's own counts and phase, e.g. which finding it is shrinking)."""
+and at each change of phase, or a live bar on a terminal, with the running
+chunks' own counts and phase (e.g. which finding one is shrinking): with one
+in-process worker a ``Ticker`` thread refreshes the display while a chunk runs;
+with a pool, the campaign loop does, twice a second, from the workers' reports."""
 
 from __future__ import annotations
 
 import copy
 import threading
 import time
-from typing import Any, Callable, Protocol, TextIO
+from typing import Any, Callable, Protocol, Sequence, TextIO
 
-from fuzz.campaign.chunk import ChunkState
+from fuzz.campaign.chunk import Live
 from fuzz.campaign.summary import Summary
 
 __all__ = ["Progress", "NoProgress", "PlainProgress", "RichProgress", "Ticker", "live_view", "TICK"]
@@ -121,17 +122,20 @@ class RichProgress:
         self.bar.stop()
 
 
-def live_view(summary: Summary, chunk: ChunkState | None) -> Summary:
-    """``summary`` as it would read with the running ``chunk``'s counts and
-    phase absorbed (a copy; ``summary`` is left as it is)."""
+def live_view(summary: Summary, chunks: Sequence[Live]) -> Summary:
+    """``summary`` as it would read with the running ``chunks``' counts
+    absorbed, and the phase of the first that is shrinking (a copy;
+    ``summary`` is left as it is)."""
     view = copy.copy(summary)
     view.seconds = time.time() - summary.start
-    if chunk is not None:
+    for chunk in chunks:
         view.cases += chunk.cases
         view.invalid_cases += chunk.invalid
         view.schedules += chunk.schedules
         view.failures += chunk.failures
-        view.phase = chunk.phase
+    shrinking = [c.phase for c in chunks if c.phase != "generating"]
+    if chunks:
+        view.phase = shrinking[0] if shrinking else "generating"
     return view
 
 

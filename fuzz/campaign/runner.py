@@ -90,7 +90,8 @@ def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> None:
 def _live(summary: Summary) -> Summary:
     """The summary with the in-process chunk's counts and phase (for the ``Ticker``)."""
     with _absorbing:
-        return live_view(summary, running())
+        state = running()
+        return live_view(summary, [state.live()] if state is not None else [])
 
 
 def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Progress, on_change: Callable[[Summary], None]) -> None:
@@ -117,7 +118,7 @@ def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Pr
                 summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
             return
         summary.seconds = time.time() - summary.start
-        progress.update(summary)
+        progress.update(live_view(summary, pool.live()) if isinstance(pool, WorkerPool) else summary)
 
 
 def _stopped_by(config: CampaignConfig, summary: Summary) -> str:

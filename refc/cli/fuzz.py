@@ -163,8 +163,11 @@ def _intro(config: "CampaignConfig") -> str:
     target = [f"mutant {config.mutant}"] if config.mutant else []
     if config.graph_file is not None:
         target.append(f"graph {config.graph_file}")
-    target.append("scheduler " + ", ".join(config.schedulers))
-    target.append(f"pipeline {config.pipeline}")
+    if config.target is not None:  # the target compiles the graph itself: no scheduler or pipeline of refc's
+        target.append(f"target {config.target}")
+    else:
+        target.append("scheduler " + ", ".join(config.schedulers))
+        target.append(f"pipeline {config.pipeline}")
     bounds = []
     if config.budget is not None:
         bounds.append(f"budget {config.budget:g}s (+{config.shrink_grace:g}s to shrink)")

@@ -41,8 +41,10 @@ def test_a_missing_package_or_unknown_name_is_exit_2_with_the_pip_command(capsys
 
 
 def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_path):
-    code, out, _ = refc(capsys, "fuzz", "--target", FAKE + "ALIASING", "--max-cases", "20", "--workers", "1", "--out", tmp_path)
+    code, out, err = refc(capsys, "fuzz", "--target", FAKE + "ALIASING", "--max-cases", "20", "--workers", "1", "--out", tmp_path)
     assert code == 1, out
+    first = err.splitlines()[0]  # what runs: the target, not refc's schedulers and pipeline
+    assert f"; target {FAKE}ALIASING;" in first and "scheduler" not in first and "pipeline" not in first, first
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert any(s["signature"]["invariant"] == "TGT-3" for s in doc["signatures"]), doc["signatures"]
     bugs = list((tmp_path / "bugs").iterdir())

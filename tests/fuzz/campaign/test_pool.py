@@ -69,3 +69,36 @@ def test_shutdown_terminates_busy_workers():
     for f in futures:
         with pytest.raises(LostChunk):
             f.result()
+
+
+def _busy_chunk(seconds: float) -> int:
+    # what a chunk does in a worker: its state is what running() returns
+    from fuzz.campaign import chunk
+
+    chunk._running = chunk.ChunkState(cases=7, schedules=21)
+    time.sleep(seconds)
+    chunk._running.cases = 9
+    time.sleep(seconds)
+    return 5
+
+
+def test_a_busy_worker_reports_its_running_chunk_and_never_after_its_answer():
+    pool = WorkerPool(1)
+    try:
+        fut = pool.submit(_busy_chunk, 1.0)
+        seen = []
+        deadline = time.time() + 30
+        while not fut.done():
+            assert time.time() < deadline
+            pool.poll(0.1)
+            seen += [(r.cases, r.schedules, r.phase) for r in pool.live()]
+        assert (7, 21, "generating") in seen and (9, 21, "generating") in seen
+        assert fut.result() == 5 and pool.live() == []
+        square = pool.submit(_square, 3)
+        time.sleep(3 * 0.25)  # the worker forgot the chunk with its answer: no stale report
+        _done(pool, [square])
+        assert square.result() == 9
+        pool.poll(0.1)
+        assert pool.live() == []
+    finally:
+        pool.shutdown()

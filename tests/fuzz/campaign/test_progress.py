@@ -1,5 +1,5 @@
-"""Campaign progress: with one in-process worker the display moves at least
-once a second while a chunk runs, with the chunk's own counts, and names the
+"""Campaign progress: with one in-process worker or a pool the display moves
+at least once a second while chunks run, with their own counts, and names the
 finding being shrunk; plain lines come every few seconds and at each change
 of phase, not at every update."""
 
@@ -49,12 +49,27 @@ def test_one_worker_updates_every_second_during_a_chunk_and_names_the_finding_it
     assert max(gaps) <= 1.0, max(gaps)
     # one chunk: every update before it was absorbed came from inside it, with its live counts
     during = [s for s in seen if s.in_chunk]
-    assert len(during) >= 4 and any(s.cases > 0 for s in during if s.phase == "generating")
+    # (the first failing case may be the chunk's first: its counts can show only while shrinking)
+    assert len(during) >= 4 and any(s.cases > 0 for s in during)
     shrinking = [m for s in during if (m := SHRINKING.fullmatch(s.phase))]
     assert shrinking, {s.phase for s in during}
     first, last = shrinking[0], shrinking[-1]
     assert int(last.group(3)) < int(first.group(2)) == int(last.group(2))  # from the first failing example down
     assert last.group(3) != first.group(2)
+
+
+def test_with_two_workers_the_display_shows_the_workers_running_chunks_and_the_finding_being_shrunk():
+    config = CampaignConfig(budget=None, max_cases=80, chunk_cases=40, seed=2, workers=2, mutant="share-ignore-later-reads", out=None,
+                            shrink_calls=20, reduce_attempts=30)
+    recorder = Recorder()
+    summary = run_campaign(config, progress=recorder)
+    assert summary.failed
+    seen = recorder.seen
+    gaps = [b.at - a.at for a, b in zip(seen, seen[1:])]
+    assert max(gaps) <= 1.0, max(gaps)
+    # counts from the workers' reports before any chunk came back, and the shrink by name
+    assert any(s.cases > 0 for s in seen[: len(seen) // 2] if not s.done)
+    assert any(SHRINKING.fullmatch(s.phase) for s in seen), {s.phase for s in seen}
 
 
 def _summary(phase: str) -> Summary:
