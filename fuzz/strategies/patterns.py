@@ -66,6 +66,9 @@ def build_chain(b: Builder, enabled: list[OpKind]) -> None:
     shape in which a result may take over its input's buffer, and where an op
     that must not run in place (a stencil) shows it."""
     ops = [k for k in _CHAIN_OPS if k in enabled] or [OpKind.NEG]
+    # a stencil twice as often: it is the op here that must not run in place, and
+    # the one a wrong in-place declaration (mutant inplace-stencil) shows on
+    ops += [OpKind.ROLL] if OpKind.ROLL in ops else []
     length = b.draw(st.integers(2, 3))
     if len(b.nodes) + length > b.max_nodes:
         return
