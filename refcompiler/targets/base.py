@@ -35,7 +35,7 @@ import numpy as np
 from refcompiler.graph import Graph, StorageKind
 from refcompiler.values import Values, bind_inputs, same_bits
 
-__all__ = ["Configuration", "Refused", "Session", "Target", "ConfigRun", "Outcome", "execute", "execute_all", "written_storage"]
+__all__ = ["Configuration", "Refused", "Session", "Target", "ConfigRun", "Outcome", "execute", "execute_all", "first_missing", "written_storage"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,16 @@ class Outcome:
     crash_passing: str | None = None  # one that does not
     results: list[ConfigRun] = field(default_factory=list)
     entry: Values | None = None  # every placeholder and owned variable at entry to run 1
+
+
+def first_missing(*modules: str) -> str | None:
+    """The first of ``modules`` that cannot be imported (a target's ``missing``)."""
+    for module in modules:
+        try:
+            __import__(module)
+        except ImportError:
+            return module
+    return None
 
 
 def written_storage(graph: Graph) -> list[str]:

@@ -34,7 +34,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from refcompiler.graph import Graph
-from refcompiler.targets.base import Configuration, Refused
+from refcompiler.targets.base import Configuration, Refused, first_missing
 from refcompiler.values import Values
 
 __all__ = ["TARGET", "PAIRS", "OnnxruntimeTarget", "LEVELS"]
@@ -110,12 +110,7 @@ class OnnxruntimeTarget:
         self.name = "onnxruntime-pairs" if pairwise else "onnxruntime"
 
     def missing(self) -> str | None:
-        for module in ("onnx", "onnxruntime"):
-            try:
-                __import__(module)
-            except ImportError:
-                return module
-        return None
+        return first_missing("onnx", "onnxruntime")
 
     def configurations(self) -> tuple[Configuration, ...]:
         if self.pairwise:

@@ -37,7 +37,7 @@ from specs import OpKind
 from specs.shapes import reduce_axes
 
 from refcompiler.graph import Graph, StorageKind, initial_value
-from refcompiler.targets.base import Configuration, Refused, written_storage
+from refcompiler.targets.base import Configuration, Refused, first_missing, written_storage
 from refcompiler.values import Values
 from refcompiler.verifier import evaluation_order
 
@@ -181,11 +181,7 @@ class TorchInductorTarget:
     timeout = 300.0  # seconds per graph: inductor compiles C++ for every configuration
 
     def missing(self) -> str | None:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            return "torch"
-        return None
+        return first_missing("torch")
 
     def configurations(self) -> tuple[Configuration, ...]:
         return _CONFIGS

@@ -40,7 +40,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from refcompiler.graph import Graph
-from refcompiler.targets.base import Configuration, Refused
+from refcompiler.targets.base import Configuration, Refused, first_missing
 from refcompiler.values import Values
 
 __all__ = ["TARGET", "TvmRelaxTarget", "PIPELINES", "pipeline_passes"]
@@ -150,12 +150,7 @@ class TvmRelaxTarget:
     timeout = 180.0  # seconds per graph: every configuration compiles through LLVM
 
     def missing(self) -> str | None:
-        for module in ("onnx", "tvm"):
-            try:
-                __import__(module)
-            except ImportError:
-                return module
-        return None
+        return first_missing("onnx", "tvm")
 
     def configurations(self) -> tuple[Configuration, ...]:
         return _CONFIGS
