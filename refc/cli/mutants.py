@@ -81,8 +81,14 @@ def score(name: str, *, budget: float, seeds: int) -> dict[str, Any]:
 def _score(args: argparse.Namespace) -> int:
     names = [get(n).name for n in args.only] if args.only else list(CATALOG)
     results = []
+    from fuzz.campaign.score import ScoreInterrupted
+
     for name in names:
-        row = score(name, budget=args.budget, seeds=args.seeds)
+        try:
+            row = score(name, budget=args.budget, seeds=args.seeds)
+        except ScoreInterrupted as e:
+            print(f"refc mutants: interrupted by {e.signal_name} while scoring {name} ({len(results)} of {len(names)} mutants scored)", file=sys.stderr)
+            return 143 if e.signal_name == "SIGTERM" else 130
         results.append(row)
         if not args.json:  # progress: a score takes a campaign per mutant
             print(f"refc mutants: {_status(row)}", file=sys.stderr, flush=True)

@@ -49,3 +49,21 @@ def test_score_kills_a_mutant_and_reports_the_shrunk_case(capsys: pytest.Capture
 def test_score_with_an_unknown_name_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = refc(capsys, "mutants", "--score", "--only", "nope")
     assert code == 2 and "unknown mutant" in err
+
+
+def test_sigterm_stops_the_score_at_once_and_is_not_counted_as_a_survivor() -> None:
+    # an interrupted campaign says nothing of the mutant: the score stops there
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "refc", "mutants", "--score", "--only", "verify-allow-foreign-state", "--seeds", "20", "--budget", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, (out, err)
+    assert "interrupted by SIGTERM while scoring verify-allow-foreign-state (0 of 1 mutants scored)" in err
+    assert "SURVIVED" not in err + out and "Traceback" not in err
