@@ -229,7 +229,6 @@ def _given_graph(path: str | None) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzz.campaign.summary import replay_command
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign
     from refcompiler.mutants import get as get_mutant
     from refcompiler.passes import resolve_pipeline
@@ -274,6 +273,13 @@ def run(args: argparse.Namespace) -> int:
         with locked_out(args.out):
             prepare_out(out, args.clean)
             summary = run_campaign(config, executor=executor, progress=progress, on_change=lambda s: _write(s, out))
+    return _report(summary, config, out, args.target)
+
+
+def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str | None) -> int:
+    """What the campaign found, on stdout (and as bug folders for a target), and the exit code."""
+    from fuzz.campaign.summary import replay_command
+
     doc = summary.to_doc()
     print(
         f"refc fuzz: {doc['cases']} cases ({doc['cases_per_second']}/s), {doc['schedules']} schedules "
@@ -282,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     )
     for line in fuzz_target.summary_lines(doc):
         print(line)
-    bugs = fuzz_target.write_bugs(doc, out, args.target)
+    bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
         print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
