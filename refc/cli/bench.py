@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from refc.cli import bench_compile, bench_onnx, bench_target, bench_validate
-from refc.cli.common import positive_seconds, whole_number
+from refc.cli.common import positive_seconds, size_list, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
@@ -63,23 +63,13 @@ ALLOC_SIZES = (100, 200)
 
 def _proof_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("proofs section")
-    g.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES, metavar="N,N,...", help="graph sizes (default 10,100,1000,10000)")
+    g.add_argument("--sizes", type=size_list("10,100"), default=DEFAULT_SIZES, metavar="N,N,...", help="graph sizes (default 10,100,1000,10000)")
     g.add_argument("--graph-seed", type=whole_number(0), default=0, metavar="N", help="seed of the generated graphs (default 0)")
     g.add_argument(
         "--enumerate-max-nodes", type=whole_number(0), default=16, metavar="N", help="enumerate legal orders only up to N nodes (default 16)"
     )
     g.add_argument("--enumerate-limit", type=whole_number(0), default=500_000, metavar="N", help="stop enumerating after N orders (default 500000)")
     g.add_argument("--alloc-timeout", type=positive_seconds, default=20.0, metavar="SECONDS", help="Z3 time limit per optimal peak (default 20)")
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected sizes like 10,100, got {text!r}") from None
-    if not sizes or any(n < 1 for n in sizes):
-        raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
-    return sizes
 
 
 def _timed_prove(graph: Any, engine: str) -> tuple[float, str, int]:

@@ -16,7 +16,7 @@ import math
 import time
 from typing import Any, Callable
 
-from refc.cli.common import whole_number
+from refc.cli.common import size_list, whole_number
 from refcompiler.driver import compile_graph
 from refcompiler.proofs.scale import large_graph
 from refcompiler.reference import run_reference
@@ -29,20 +29,10 @@ PIPELINES = ("O0", "O2")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("compile section")
-    g.add_argument("--compile-sizes", type=_sizes, default=DEFAULT_SIZES, metavar="N,N,...",
+    g.add_argument("--compile-sizes", type=size_list("1000,2000"), default=DEFAULT_SIZES, metavar="N,N,...",
                    help="graph sizes in nodes (default 1000,2000,4000,8000,16000)")
     g.add_argument("--compile-repeat", type=whole_number(1), default=1, metavar="N",
                    help="time each compile N times and keep the best (default 1)")
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected sizes like 1000,2000, got {text!r}") from None
-    if not sizes or any(n < 1 for n in sizes):
-        raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
-    return sizes
 
 
 def _best(repeat: int, run: Callable[[], object]) -> float:

@@ -14,7 +14,7 @@ from refcompiler.graph import Graph
 from refcompiler.graph_json import load_graph
 from refcompiler.schedulers import SCHEDULERS
 
-__all__ = ["add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "positive_seconds",
+__all__ = ["add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
            "out_dir", "out_file", "locked_out", "cores", "worker_count"]
 
 
@@ -44,6 +44,22 @@ def in_file(path: str, e: InvariantViolation) -> InvariantViolation:
     """``e`` with its message led by the graph file it was found in (``refc run: G:
     after pass P: IR-4: ...``), as ``refc check`` names the file on every line."""
     return e.at(f"{path}: {e.stage}" if e.stage else path)
+
+
+def size_list(example: str) -> Callable[[str], tuple[int, ...]]:
+    """An argparse type: comma-separated sizes of at least 1 (``example`` shows the form)."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            values = tuple(int(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected sizes like {example}, got {text!r}") from None
+        if not values or any(n < 1 for n in values):
+            raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
+        return values
+
+    parse.__name__ = "size list"
+    return parse
 
 
 def whole_number(minimum: int) -> Callable[[str], int]:
