@@ -92,6 +92,11 @@ class InvariantViolation(RefCompilerError):
             text += "\n" + context
         super().__init__(text)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # picklable with its fields (a campaign's worker process sends what it raised
+        # to the campaign; the default would call __init__ with the message only)
+        return (_violation, (self.invariant, self.detail, self.names, self.context, self.stage, self.instruction, self.instruction_name))
+
     def at(self, stage: str) -> "InvariantViolation":
         """The same violation, found at ``stage`` (which leads its message)."""
         return InvariantViolation(
@@ -117,3 +122,9 @@ class InternalError(RefCompilerError):
     """A bug in refc itself (e.g. two deciders that disagree)."""
 
     exit_code = 4
+
+
+def _violation(invariant: str, message: str, names: tuple[str, ...], context: str, stage: str,
+               instruction: int | None, instruction_name: str | None) -> InvariantViolation:
+    return InvariantViolation(invariant, message, names=names, context=context, stage=stage,
+                              instruction=instruction, instruction_name=instruction_name)

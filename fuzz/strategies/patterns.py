@@ -106,6 +106,11 @@ class _Only:
     def any_value(self, *, min_rank: int = 0) -> Value:
         return self._value
 
+    def activation(self, want: Callable[[Value], bool], make: Callable[[], Value], otherwise: Callable[[], Value]) -> Value:
+        # a recipe that asks for an activation (roll) must read the chain's value too: it
+        # took any earlier result before, an int32 one included, and the next op failed G-1
+        return self._value
+
 
 def build_outputs(b: Builder) -> None:
     """Save results no node reads (rank >= 1) into placeholders, those of

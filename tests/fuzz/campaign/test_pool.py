@@ -102,3 +102,26 @@ def test_a_busy_worker_reports_its_running_chunk_and_never_after_its_answer():
         assert pool.live() == []
     finally:
         pool.shutdown()
+
+
+def _violate(_: int) -> int:
+    from refcompiler.errors import InvariantViolation
+
+    raise InvariantViolation("G-1", "node 'r' input 0 is int32, needs float32", names=("r",), stage="after pass p", instruction=2)
+
+
+def test_an_invariant_violation_raised_in_a_worker_reaches_the_campaign_whole():
+    # it crossed the pipe by pickle, which could not rebuild it (exit 4 instead of the error)
+    from refcompiler.errors import InvariantViolation
+
+    pool = WorkerPool(1)
+    try:
+        fut = pool.submit(_violate, 0)
+        _done(pool, [fut])
+        with pytest.raises(InvariantViolation) as caught:
+            fut.result()
+        e = caught.value
+        assert (e.invariant, e.names, e.stage, e.instruction) == ("G-1", ("r",), "after pass p", 2)
+        assert str(e) == "after pass p: G-1: node 'r' input 0 is int32, needs float32"
+    finally:
+        pool.shutdown()

@@ -171,3 +171,18 @@ def test_options_are_validated_eagerly():
 def test_the_op_universe_can_be_restricted(graph):
     # save is not in the universe, so there is no final step of saves either
     assert {n.op for n in graph.nodes} == {OpKind.ACCUMULATE}
+
+
+def test_a_chain_reads_its_own_value_even_where_a_recipe_asks_for_an_activation():
+    # roll's recipe asks for an activation; inside a chain it took any earlier result
+    # (an int32 max among them), and the op after it was then fed int32 (G-1)
+    from fuzz.strategies.builder import I32, Value
+    from fuzz.strategies.patterns import _Only
+    from refcompiler.graph import Ref
+
+    ints = Value(Ref("m"), TensorType((2, 2), I32), None, 3)
+    class Never:
+        def __getattr__(self, name):
+            raise AssertionError(f"the chain's builder was asked for {name}")
+    only = _Only(Never(), ints)  # type: ignore[arg-type]
+    assert only.activation(lambda v: True, lambda: None, lambda: None) is ints
