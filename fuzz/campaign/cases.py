@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 from hypothesis import strategies as st
 
 from refcompiler.graph import Graph, StorageKind
+from refcompiler.graph_json import graph_to_doc
 
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import PASS, Expect, reject
-from fuzz.strategies import REJECTABLE, graphs, invalid_graphs
+from fuzz.strategies import REJECTABLE, graphs
+from fuzz.strategies.invalid import broken, edit_count
 from fuzz.strategies.builder import MAX_SEED
 
-__all__ = ["chunk_seed", "fuzz_cases", "one_graph_cases"]
+__all__ = ["chunk_seed", "edit_of", "fuzz_cases", "one_graph_cases"]
 
 
 def chunk_seed(campaign_seed: int, index: int) -> int:
@@ -26,25 +31,40 @@ def fuzz_cases(config: CampaignConfig) -> st.SearchStrategy[tuple[Graph, Expect,
     """(graph, expectation, schedule seed): a valid graph, or with probability
     ``invalid_share`` one that breaks one of ``REJECTABLE``. Shrinks towards
     a valid graph and seed 0. With ``config.graph`` (``refc fuzz --graph``),
-    every case is that graph (``one_graph_cases``)."""
+    every case is that graph (``one_graph_cases``).
+
+    An invalid case is a valid graph plus one edit, and which invariant and
+    edit is a function of that graph (``edit_of``), not a choice of its own:
+    Hypothesis makes many of a chunk's examples by copying parts of earlier
+    ones, so a drawn choice repeats within a chunk (a chunk of 50 had the same
+    edit 7 times and 3 other edits only, another no invalid case at all),
+    while the graphs it copies into differ. Each invariant gets its share, and
+    within it each edit."""
     if config.graph is not None:
         return one_graph_cases(config.graph)
-    # One slot per rejectable invariant, and enough "valid" slots for the share;
-    # index 0 (where shrinking goes) is "valid" unless every case is invalid.
-    p = config.invalid_share
-    n_valid = 1 if p == 0 else round(len(REJECTABLE) * (1 - p) / p)
-    choices: list[str | None] = [None] * n_valid + (list(REJECTABLE) if p > 0 else [])
+    # invalid when the drawn k is among the last ``bad`` of ``slots``: k shrinks to 0, valid
+    share = Fraction(config.invalid_share).limit_denominator(100)
+    slots, bad = share.denominator, share.numerator
 
     @st.composite
     def case(draw: st.DrawFn) -> tuple[Graph, Expect, int]:
-        which = draw(st.sampled_from(choices))
-        if which is None:
-            graph, expect = draw(graphs(max_nodes=config.max_nodes)), PASS
-        else:
-            graph, expect = draw(invalid_graphs(which, max_nodes=config.max_nodes)), reject(which)
+        invalid = bad > 0 and draw(st.integers(0, slots - 1)) >= slots - bad
+        graph, expect = draw(graphs(max_nodes=config.max_nodes)), PASS
+        if invalid:
+            invariant, edit = edit_of(graph)
+            graph, expect = draw(broken(graph, invariant, edit)), reject(invariant)
         return graph, expect, draw(st.integers(0, 2**16))
 
     return case()
+
+
+def edit_of(graph: Graph) -> tuple[str, int]:
+    """(invariant, edit number) for an invalid case built on ``graph``: from
+    a hash of its document, the same in every process and run."""
+    doc = json.dumps(graph_to_doc(graph), sort_keys=True).encode()
+    h = int.from_bytes(hashlib.blake2b(doc, digest_size=8).digest(), "little")
+    invariant = REJECTABLE[h % len(REJECTABLE)]
+    return invariant, (h // len(REJECTABLE)) % edit_count(invariant)
 
 
 def one_graph_cases(graph: Graph) -> st.SearchStrategy[tuple[Graph, Expect, int]]:

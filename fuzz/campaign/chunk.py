@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 
+from refcompiler.errors import InternalError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
 
@@ -239,6 +240,11 @@ class _ChunkRun:
                 test()
         except (_Found, _OutOfTime, Flaky, Unsatisfiable):
             pass
+        except (UsageError, InternalError):
+            raise
+        except Exception as e:  # the oracle turns what a compiler raises into findings: this is refc's own
+            raise InternalError(f"chunk {self.task.index} (Hypothesis seed {self.task.seed}) failed outside the oracle, "
+                                f"a bug in refc's case generator or oracle: {type(e).__name__}: {e}") from e
         s = self.state
         found: tuple[Failure, ...] = ()
         if s.best is not None and s.first_failure_at is not None:

@@ -1,5 +1,7 @@
 """``invalid_graphs(invariant)``: a valid graph from ``graphs()`` plus one
-small edit that breaks exactly that invariant (one of ``REJECTABLE``)."""
+small edit that breaks exactly that invariant (one of ``REJECTABLE``);
+``broken(graph, invariant, edit)``: the given graph with the given edit
+(``edit_count(invariant)`` of them), for a campaign that picks the edit."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from refcompiler.verifier import infer_types
 from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, MAX_SEED
 from fuzz.strategies.valid import graphs
 
-__all__ = ["REJECTABLE", "invalid_graphs"]
+__all__ = ["REJECTABLE", "broken", "edit_count", "invalid_graphs"]
 
 # Invariants ``invalid_graphs`` can break, each with one small edit.
 REJECTABLE = ("G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4")
@@ -40,6 +42,19 @@ def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
     breaker = draw(st.sampled_from(_BREAKERS[invariant]))
     graph = draw(graphs(max_nodes=max_nodes))
     return breaker(_Editor(draw, graph))
+
+
+def edit_count(invariant: str) -> int:
+    """How many edits break ``invariant`` (one of ``REJECTABLE``)."""
+    return len(_BREAKERS[invariant])
+
+
+@st.composite
+def broken(draw: Callable, graph: Graph, invariant: str, edit: int) -> Graph:
+    """``graph`` (valid) with edit number ``edit`` of ``invariant``: breaks
+    exactly that invariant. What the edit adds (shapes, seeds, which existing
+    storage it uses) is drawn."""
+    return _BREAKERS[invariant][edit](_Editor(draw, graph))
 
 
 class _Editor:

@@ -42,7 +42,8 @@ def test_score_kills_a_mutant_and_reports_the_shrunk_case(capsys: pytest.Capture
     (row,) = json.loads(out)["mutants"]
     assert code == 0
     assert row["name"] == "dce-drop-stateful" and row["killed"] is True
-    assert row["seconds_to_kill"] is not None and row["shrunk_nodes"] <= 5
+    assert row["seconds_to_kill"] is not None and row["shrunk_nodes"] <= row["shrunk_nodes_max"] <= 5
+    assert row["seconds_each"][0] == row["seconds_to_kill"]
     assert row["case"]["mutant"] == "dce-drop-stateful" and row["case"]["expect"] == "pass"
 
 

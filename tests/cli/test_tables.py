@@ -25,9 +25,9 @@ def test_side_by_side_numbers_the_steps_and_stars_the_pair():
 
 
 def test_the_score_table_has_a_row_per_mutant():
-    row = {"name": "m", "kills": 1, "campaigns": 1, "seconds_to_kill": 1.234, "shrunk_nodes": 3, "signature": "IR-4/execute"}
-    survivor = {"name": "s", "kills": 0, "campaigns": 2, "seconds_to_kill": None, "shrunk_nodes": None, "signature": None}
+    row = {"name": "m", "kills": 1, "campaigns": 1, "seconds_to_kill": 1.234, "shrunk_nodes": 3, "shrunk_nodes_max": 4, "signature": "IR-4/execute"}
+    survivor = {"name": "s", "kills": 0, "campaigns": 2, "seconds_to_kill": None, "shrunk_nodes": None, "shrunk_nodes_max": None, "signature": None}
     header, first, second = _score_table([row, survivor])
-    assert header.split() == ["mutant", "killed", "seconds", "to", "kill", "shrunk", "nodes", "signature"]
-    assert first.split() == ["m", "1/1", "1.23", "3", "IR-4/execute"]
+    assert header.split() == ["mutant", "killed", "seconds", "to", "kill", "(median)", "shrunk", "nodes", "(median,", "max)", "signature"]
+    assert first.split() == ["m", "1/1", "1.23", "3,", "4", "IR-4/execute"]
     assert second.split() == ["s", "0/2", "-", "-", "-"]

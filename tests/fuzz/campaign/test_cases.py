@@ -1,19 +1,30 @@
-"""The cases a campaign draws: over one given graph (``refc fuzz --graph``),
-every case is that graph, with fresh seeds for its seeded run-time values."""
+"""The cases a campaign draws: invalid ones spread over every invariant and
+edit; over one given graph (``refc fuzz --graph``), every case is that graph,
+with fresh seeds for its seeded run-time values."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 
-from hypothesis import find, given, settings
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+from hypothesis import strategies as st
+
+from refcompiler.errors import InternalError, InvariantViolation
 
 from refcompiler.graph import StorageKind
-from refcompiler.graph_json import load_graph
+from refcompiler.graph_json import graph_to_doc, load_graph
 from refcompiler.reference import run_reference
 
-from fuzz.campaign.cases import fuzz_cases, one_graph_cases
+from fuzz.campaign import cases as cases_module
+from fuzz.campaign.cases import chunk_seed, edit_of, fuzz_cases, one_graph_cases
+from fuzz.campaign.chunk import Chunk, run_chunk
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import ExpectKind
+from fuzz.strategies import REJECTABLE, graphs
+from fuzz.strategies.invalid import edit_count
 
 ROOT = Path(__file__).resolve().parents[3]
 GRAPH = load_graph(ROOT / "examples" / "clamped_ids.json")
@@ -49,3 +60,58 @@ def test_the_config_selects_the_graph():
     config = CampaignConfig(max_cases=1, graph=GRAPH, graph_file="g.json", invalid_share=0.0)
     got = find(fuzz_cases(config), lambda c: True, settings=settings(database=None))
     assert got[0] == GRAPH
+
+
+def test_the_edit_of_an_invalid_case_is_a_function_of_its_graph_that_reaches_every_edit():
+    graphs_ = [g for g, _ in zip(_distinct_graphs(), range(300))]
+    slots = Counter(edit_of(g) for g in graphs_)
+    assert all(edit_of(g) == edit_of(g) for g in graphs_[:20])
+    every = {(inv, k) for inv in REJECTABLE for k in range(edit_count(inv))}
+    assert set(slots) == every, every - set(slots)
+
+
+def _distinct_graphs():  # type: ignore[no-untyped-def]
+    seen: set[str] = set()
+    found: list = []
+
+    @settings(max_examples=400, database=None, suppress_health_check=list(HealthCheck))
+    @given(graphs(max_nodes=6))
+    def collect(g):  # type: ignore[no-untyped-def]
+        key = json.dumps(graph_to_doc(g), sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            found.append(g)
+
+    collect()
+    return found
+
+
+def test_a_chunk_spreads_its_invalid_cases_over_the_invariants_and_edits(monkeypatch):
+    # Hypothesis copies parts of earlier examples into new ones: an edit drawn
+    # as a choice of its own came up 7 times in one chunk of 50 with 3 others
+    made: dict[str, tuple[str, int]] = {}
+    real = cases_module.broken
+
+    def spy(graph, invariant, edit):  # type: ignore[no-untyped-def]
+        made.setdefault(json.dumps(graph_to_doc(graph), sort_keys=True), (invariant, edit))
+        return real(graph, invariant, edit)
+
+    monkeypatch.setattr(cases_module, "broken", spy)
+    config = CampaignConfig(budget=None, max_cases=150, invalid_share=0.5, max_nodes=6)
+    for index in range(3):
+        run_chunk(Chunk(index, chunk_seed(7, index), 50, config))
+    per_slot = Counter(made.values())
+    assert len(made) >= 40, len(made)
+    assert {inv for inv, _ in per_slot} == set(REJECTABLE)
+    assert len(per_slot) >= 12 and max(per_slot.values()) <= len(made) / 5, per_slot
+
+
+def test_an_error_of_the_generator_itself_is_an_internal_error_not_a_finding(monkeypatch):
+    @st.composite
+    def broken_generator(draw, max_nodes):  # type: ignore[no-untyped-def]
+        draw(st.integers(0, 3))
+        raise InvariantViolation("G-1", "the generator built an ill-typed graph")
+
+    monkeypatch.setattr(cases_module, "graphs", broken_generator)
+    with pytest.raises(InternalError, match="case generator or oracle: InvariantViolation: G-1"):
+        run_chunk(Chunk(0, chunk_seed(0, 0), 5, CampaignConfig(budget=None, max_cases=5)))

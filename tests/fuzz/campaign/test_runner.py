@@ -66,7 +66,8 @@ def test_a_mutant_campaign_is_deterministic_and_its_case_replays(tmp_path):
 
 
 def test_a_verifier_mutant_is_killed_by_an_invalid_graph(tmp_path):
-    config = CampaignConfig(budget=None, max_cases=60, seed=1, mutant="verify-allow-two-saves", stop_on_failure=True)
+    # only invalid cases: one in ten is the edit this mutant accepts (OWN-4, two saves)
+    config = CampaignConfig(budget=None, max_cases=100, seed=1, mutant="verify-allow-two-saves", stop_on_failure=True, invalid_share=1.0)
     summary = run_campaign(config)
     assert summary.stopped_by == "failure"
     (failure,) = summary.found.values()

@@ -21,6 +21,7 @@ from refcompiler.verifier import infer_types, violations
 
 from fuzz.shrink import reduce_graph
 from fuzz.strategies import BUILDERS, REJECTABLE, graphs, invalid_graphs
+from fuzz.strategies.invalid import broken, edit_count
 
 
 @given(graphs())
@@ -137,6 +138,16 @@ def test_invalid_graphs_break_exactly_the_named_invariant(invariant):
         assert {v.invariant for v in violations(graph)} == {invariant}
         # every invalid graph is loadable, so it can be a corpus case
         assert graph_from_doc(json.loads(json.dumps(graph_to_doc(graph)))) == graph
+
+    check()
+
+
+@pytest.mark.parametrize("invariant,edit", [(inv, k) for inv in REJECTABLE for k in range(edit_count(inv))])
+def test_each_edit_breaks_exactly_its_invariant(invariant, edit):
+    @settings(max_examples=8, database=None, suppress_health_check=list(HealthCheck))
+    @given(graphs(max_nodes=5).flatmap(lambda g: broken(g, invariant, edit)))
+    def check(graph):
+        assert {v.invariant for v in violations(graph)} == {invariant}
 
     check()
 
