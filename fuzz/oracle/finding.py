@@ -43,11 +43,13 @@ class Bug:
 @dataclass(frozen=True, order=True)
 class Signature:
     """What a campaign deduplicates failures by: what the bug is, not which ops
-    happened to surround it. ``invariant`` and ``stage``; ``kinds``: the op kinds
-    at the fault *site* (``Location.site``: the instruction's node, the node
-    scheduled too early, the writer of the storage that differs), not every
-    node involved; ``blame``: the component the checker blames, when it names
-    one (``lowering``, a pass's name, ``scheduler``), else empty."""
+    happened to surround it. ``invariant`` and ``stage``; ``blame``: the
+    component the checker blames, when it names one (``lowering``, a pass's
+    name, ``scheduler``, ``allocator``, an external target's configuration),
+    else empty; ``kinds``: the op kinds at the fault *site* (``Location.site``:
+    the writer of the storage that differs, the ops of an unordered pair), not
+    every node involved, and none where a component of refc's compiler is
+    blamed (``Finding.signature``)."""
 
     invariant: str
     stage: str
@@ -55,14 +57,18 @@ class Signature:
     blame: str = ""
 
     def __str__(self) -> str:
+        if self.blame and not self.kinds:
+            return f"{self.invariant} at {self.stage} by {self.blame}"
         by = f" by {self.blame}" if self.blame else ""
         return f"{self.invariant} at {self.stage}{by} [{', '.join(self.kinds)}]"
 
     @property
     def slug(self) -> str:
-        """A file-name friendly form, e.g. ``SEM-1.differential.save`` or
-        ``IR-6.compile.share_buffers.relu``."""
+        """A file-name friendly form, e.g. ``SEM-1.differential.save``,
+        ``OWN-2.verify.none`` or ``IR-6.compile.share_buffers``."""
         parts = [self.invariant, self.stage] + ([self.blame] if self.blame else [])
+        if self.blame and not self.kinds:
+            return ".".join(parts)
         return ".".join([*parts, "-".join(self.kinds) or "none"])
 
     @property
@@ -93,6 +99,10 @@ class Location:
     site: tuple[str, ...] | None = None
 
 
+# the stages at which ``Finding.blame`` names a component of the compiler under test
+_BLAMED_BY_COMPONENT = frozenset({Stage.SCHEDULE, Stage.COMPILE, Stage.EXECUTE})
+
+
 @dataclass(frozen=True)
 class Finding:
     """One broken expectation. ``invariant`` is an id of ``specs.INVARIANTS``,
@@ -118,7 +128,18 @@ class Finding:
 
     @property
     def signature(self) -> Signature:
-        return Signature(self._id(), self.stage.value, self.kinds if self.location.site is None else self.location.site, self.blame)
+        """A fault that refc's checkers blame on one of the compiler's own
+        components (a pass, lowering, the scheduler, the allocator) is signed
+        by that component alone: which op happened to be at the site depends on
+        the graph, not on the bug (a pass that ignores every op's in-place
+        list broke six different ops' lists in one campaign). Elsewhere (a
+        wrong result, an external target's configuration) the op kinds at the
+        site are what tell two bugs apart."""
+        if self.blame and self.stage in _BLAMED_BY_COMPONENT:
+            kinds: tuple[str, ...] = ()
+        else:
+            kinds = self.kinds if self.location.site is None else self.location.site
+        return Signature(self._id(), self.stage.value, kinds, self.blame)
 
     def _id(self) -> str:
         return self.invariant or (CRASH if self.crashed else ERROR)

@@ -10,7 +10,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph_json import load_graph
 
 from fuzz.corpus import load_case
-from fuzz.oracle import Bug, Signature, Stage, check_case
+from fuzz.oracle import Bug, Finding, Location, Signature, Stage, check_case
 from fuzz.oracle.locate import blame_of, locate, locate_conflict, locate_edge, locate_violation, locate_writers
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,6 +81,17 @@ def test_the_writer_of_owned_state_is_no_op_kind_at_the_site():
     (owned,) = [s.name for s in g.storage if s.kind.value == "owned"][:1]
     where = locate_writers(g, owned)
     assert where.kinds and where.site == ()
+
+
+def test_a_fault_blamed_on_a_component_is_signed_by_it_not_by_the_ops_at_the_site():
+    where = Location(nodes=("r",), kinds=("roll",), instruction=2, site=("roll",))
+    blamed = Finding(Stage.COMPILE, "IR-6", "result 0 may not overwrite input 0", where, blame="share_buffers")
+    assert blamed.signature == Signature("IR-6", "compile", (), "share_buffers")
+    assert str(blamed.signature) == "IR-6 at compile by share_buffers" and blamed.signature.slug == "IR-6.compile.share_buffers"
+    wrong = Finding(Stage.DIFFERENTIAL, "SEM-1", "p differs", Location(nodes=("s",), kinds=("save",), site=("save",)))
+    assert wrong.signature == Signature("SEM-1", "differential", ("save",))
+    target = Finding(Stage.TARGET, "TGT-2", "differs", where, blame="inductor")
+    assert target.signature.kinds == ("roll",)  # an external compiler's bugs are told apart by op
 
 
 def test_a_bug_matches_its_signatures_whatever_the_op_kinds():
