@@ -20,6 +20,7 @@ confirms a counterexample runs under the sanitizer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
@@ -42,11 +43,12 @@ def sort_of(dtype: Dtype) -> Sort:
     return Sort.I if dtype is Dtype.INT32 else Sort.F
 
 
-def chunks(size: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=1024)
+def chunks(size: int) -> tuple[tuple[int, int], ...]:
     """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
     k = max(1, min(size, CHUNKS))
     bounds = [size * i // k for i in range(k + 1)]
-    return list(zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
 
 
 @dataclass(frozen=True)
