@@ -251,16 +251,19 @@ class _Machine:
         ``stale`` (when ``target`` overlaps bytes the value is computed from) is
         called after each chunk: ``chunk_value`` may reuse an earlier value only
         while no chunk was written over what it read."""
-        flat = target.flat()
+        flat, shape = target.flat(), target.type.shape
+        checked, flat_value = None, None  # the last value checked, and its elements
         for lo, hi in _chunks(target.size):
             value = chunk_value()
-            if value.shape != target.type.shape or value.dtype != flat.dtype:
-                raise self.fail(
-                    "IR-1",
-                    f"the instruction produces {value.dtype}{list(value.shape)} for {target.origin}, which is {target.type}",
-                    target.origin,
-                )
-            flat[lo:hi] = value.reshape(-1)[lo:hi]
+            if value is not checked:  # a value is computed again only after ``stale``
+                if value.shape != shape or value.dtype != flat.dtype:
+                    raise self.fail(
+                        "IR-1",
+                        f"the instruction produces {value.dtype}{list(value.shape)} for {target.origin}, which is {target.type}",
+                        target.origin,
+                    )
+                checked, flat_value = value, value.reshape(-1)
+            flat[lo:hi] = flat_value[lo:hi]  # type: ignore[index]
             if stale is not None:
                 stale()
         if target.buffer is None:
