@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence, TypeVar
 import networkx as nx
 import numpy as np
 
+from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
 from refcompiler.errors import InvariantViolation, UsageError
@@ -25,7 +26,6 @@ from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
 from refcompiler.lowering import lower
-from refcompiler import variants
 from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
