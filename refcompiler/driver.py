@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence, TypeVar
 import networkx as nx
 import numpy as np
 
+from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
 from refcompiler.errors import InvariantViolation, UsageError
@@ -25,7 +26,7 @@ from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
 from refcompiler.lowering import lower
-from refcompiler.passes import resolve_pipeline, run_pipeline
+from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import Values, bind_inputs
@@ -35,6 +36,8 @@ __all__ = ["Compiled", "Prepared", "prepare", "compile_graph", "run_compiled", "
 
 
 T = TypeVar("T")
+
+_BUILT_IN_PASSES = frozenset(PASSES.values())
 
 
 @dataclass(frozen=True)
@@ -66,13 +69,17 @@ class Prepared:
 
     ``memo`` holds the last order a built-in scheduler gave and the last program
     lowered (each keyed by what it is a function of), so that compiling one order
-    under several pipelines schedules and lowers it once."""
+    under several pipelines schedules and lowers it once. ``programs`` holds the
+    programs compiled from built-in passes, by order, passes and swap points
+    (``_program``): an order compiled again (two schedulers agreeing, or a
+    scheduler's order given explicitly too) gives the program it gave."""
 
     graph: Graph
     scheduled: Graph
     deps: nx.DiGraph
     types: Types | None
     memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
+    programs: dict[tuple, Program] = field(default_factory=dict, compare=False, repr=False)
 
     def remembered(self, slot: str, key: object, make: Callable[[], T]) -> T:
         """``make()``, or the value kept in ``slot`` when it was made for ``key``
@@ -133,9 +140,35 @@ def compile_graph(
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
     check_schedule(scheduled, order, deps)
-    lowered = prepared.remembered("lowered", order, lambda: lower(scheduled, order, prepared.types))
-    program = run_pipeline(lowered, resolve_pipeline(pipeline))
-    return Compiled(scheduled_graph=scheduled, schedule=order, program=allocate(program))
+    return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
+
+
+# Programs a ``Prepared`` keeps (``Prepared.programs``) before it forgets them all (a bound on memory).
+PROGRAMS_KEPT = 128
+
+
+def _program(prepared: Prepared, order: tuple[str, ...], passes: list[tuple[str, Pass]]) -> Program:
+    """``order`` lowered, ``passes`` run (the IR verified after each) and
+    allocated (MEM-1). With built-in passes only, every step is a deterministic
+    function of the graph, the order, the passes and the swap points installed,
+    so the program is kept under that key and an order compiled again gets it
+    back; a user's pass (which need not be deterministic) runs every time."""
+
+    def make() -> Program:
+        lowered = prepared.remembered("lowered", order, lambda: lower(prepared.scheduled, order, prepared.types))
+        return allocate(run_pipeline(lowered, passes))
+
+    if not all(run in _BUILT_IN_PASSES for _, run in passes):
+        return make()
+    swaps = tuple(sorted(variants.active().items(), key=lambda kv: kv[0]))
+    key = (order, tuple(run for _, run in passes), swaps)
+    found = prepared.programs.get(key)
+    if found is None:
+        found = make()
+        if len(prepared.programs) >= PROGRAMS_KEPT:
+            prepared.programs.clear()
+        prepared.programs[key] = found
+    return found
 
 
 def run_compiled(

@@ -33,6 +33,7 @@ range) is an ``ExecutionError`` naming the node.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
@@ -127,6 +128,10 @@ class _Machine:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.shadow = Shadow(program, program.peak_bytes)
         self.index = 0
+        # per instruction index, what a kernel or copy derives from the instruction
+        # alone (its operand kinds checked, its spec, its attributes): the same in
+        # every run, so made in the first and read in the next (``static``)
+        self.statics: dict[int, tuple] = {}
 
     # -- module memory ---------------------------------------------------------
 
@@ -142,7 +147,8 @@ class _Machine:
                     raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
             else:
                 storage = Storage(b.name, StorageKind(b.kind.value), b.type.dtype, b.type.shape, init=b.init, owner=b.owner)
-                value = initial_value(storage)
+                self.module[b.name][:] = np.frombuffer(_initial_bytes(storage), dtype=np.uint8)
+                continue
             self.module[b.name][:] = np.ascontiguousarray(value, dtype=dtype).reshape(-1).view(np.uint8)
 
     def read_back(self) -> dict[str, np.ndarray]:
@@ -245,16 +251,19 @@ class _Machine:
         ``stale`` (when ``target`` overlaps bytes the value is computed from) is
         called after each chunk: ``chunk_value`` may reuse an earlier value only
         while no chunk was written over what it read."""
-        flat = target.flat()
+        flat, shape = target.flat(), target.type.shape
+        checked, flat_value = None, None  # the last value checked, and its elements
         for lo, hi in _chunks(target.size):
             value = chunk_value()
-            if value.shape != target.type.shape or value.dtype != flat.dtype:
-                raise self.fail(
-                    "IR-1",
-                    f"the instruction produces {value.dtype}{list(value.shape)} for {target.origin}, which is {target.type}",
-                    target.origin,
-                )
-            flat[lo:hi] = value.reshape(-1)[lo:hi]
+            if value is not checked:  # a value is computed again only after ``stale``
+                if value.shape != shape or value.dtype != flat.dtype:
+                    raise self.fail(
+                        "IR-1",
+                        f"the instruction produces {value.dtype}{list(value.shape)} for {target.origin}, which is {target.type}",
+                        target.origin,
+                    )
+                checked, flat_value = value, value.reshape(-1)
+            flat[lo:hi] = flat_value[lo:hi]  # type: ignore[index]
             if stale is not None:
                 stale()
         if target.buffer is None:
@@ -263,7 +272,7 @@ class _Machine:
     # -- data instructions ---------------------------------------------------------
 
     def copy(self, instr: Instr) -> None:
-        self.check_signature(instr)
+        self.static(instr)
         dest, source = self.prepare(instr)
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
@@ -271,21 +280,34 @@ class _Machine:
         value = _Cached(lambda: (source.array().copy(),))
         self.commit(dest, lambda: value.get()[0], value.clear if dest.overlaps(source) else None)
 
-    def check_signature(self, instr: Instr) -> None:
+    def static(self, instr: Instr) -> tuple:
+        """IR-1 for the operand kinds of a copy or kernel (``signature_problem``),
+        then, for a kernel, ``(spec, n_out, n_in, inplace inputs per result,
+        attributes)``: functions of the instruction (and the swap points, fixed
+        for a machine's runs), made once per machine."""
+        found = self.statics.get(self.index)
+        if found is not None:
+            return found
         problem = signature_problem(instr)
         if problem is not None:
             raise self.fail("IR-1", problem, instr.name)
+        found = ()
+        if instr.opcode is Opcode.KERNEL:
+            spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
+            n_out, n_in = len(instr.operands_of(OperandKind.OUT)), len(instr.operands_of(OperandKind.IN))
+            inplace = tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out))
+            attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
+            found = (spec, n_out, n_in, inplace, attrs)
+        self.statics[self.index] = found
+        return found
 
     def kernel(self, instr: Instr) -> None:
-        self.check_signature(instr)
-        spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
-        n_out, n_in = len(instr.operands_of(OperandKind.OUT)), len(instr.operands_of(OperandKind.IN))
+        _, n_out, n_in, inplace, attrs = self.static(instr)
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
-            if not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
+            if not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
                 self.poison(out)
-        attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
 
         def compute() -> tuple[np.ndarray, ...]:
             results, new_state = self.kernel_values(instr, [loc.array() for loc in ins], [loc.array() for loc in state], attrs)
@@ -331,8 +353,24 @@ class _Cached:
         self.value = None
 
 
-def _chunks(size: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=1024)
+def _chunks(size: int) -> tuple[tuple[int, int], ...]:
     """``CHUNKS`` consecutive pieces of ``range(size)`` (at least two when ``size >= 2``)."""
     k = max(1, min(size, CHUNKS))
     bounds = [size * i // k for i in range(k + 1)]
-    return list(zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+@lru_cache(maxsize=1024)
+def _initial_bytes_cached(storage: Storage) -> bytes:
+    return np.ascontiguousarray(initial_value(storage)).reshape(-1).view(np.uint8).tobytes()
+
+
+def _initial_bytes(storage: Storage) -> bytes:
+    """The bytes of ``initial_value(storage)``. A seeded or zero value is
+    remembered by its storage (a function of its fields); an explicit one is
+    made each time (its floats compare by value: ``0.0 == -0.0`` would share
+    a key while their bits differ)."""
+    if storage.init is not None and storage.init.value is not None:
+        return np.ascontiguousarray(initial_value(storage)).reshape(-1).view(np.uint8).tobytes()
+    return _initial_bytes_cached(storage)

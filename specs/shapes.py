@@ -8,6 +8,7 @@ raises ``ShapeError`` with a sentence saying what does not fit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:
@@ -25,14 +26,16 @@ class TensorType:
     shape: tuple[int, ...]
     dtype: "Dtype"
 
-    @property
+    # cached (in the instance's __dict__, outside the fields: equality and
+    # hashing are the fields'): the interpreters ask for these per operand
+    @cached_property
     def size(self) -> int:
         n = 1
         for d in self.shape:
             n *= d
         return n
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 

@@ -52,7 +52,8 @@ def iter_findings(
     wants only the first stops early): the per-graph stages once, then the
     per-schedule stages for each of ``choices`` under each of ``pipelines``.
     ``choices`` may be a function, called inside the mutant once the
-    per-graph stages pass. ``ctx.schedules`` counts the schedules run."""
+    per-graph stages pass. ``ctx.schedules`` counts the distinct orders
+    checked (``_run_schedule``)."""
     for stage in (s for s in chain if not s.per_schedule and _applies(s, ctx)):
         f = stage.check(ctx)
         if f is not None:
@@ -71,7 +72,6 @@ def iter_findings(
             yield Finding(Stage.COMPILE, getattr(e, "invariant", None), f"cannot derive schedules: {e}")
             return
     for choice in _distinct(ctx, choices):
-        ctx.schedules += 1
         yield from _run_schedule(ctx, choice, pipelines, stages)
 
 
@@ -91,11 +91,15 @@ def _distinct(ctx: GraphContext, choices: Sequence[ScheduleChoice]) -> Iterator[
 
 def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence[str], stages: Sequence[OracleStage]) -> Iterator[Finding]:
     given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
+    counted = False
     for pipeline in pipelines:
         run = RunContext(ctx, choice, pipeline, given)
         clean = True
         for stage in stages:
             f = stage.check(run)
+            if not counted:  # after the first stage, which compiles: the order is known
+                counted = True
+                _count(ctx, run.order if run.order is not None else given)
             if f is not None:
                 clean = False
                 yield f
@@ -103,3 +107,15 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
                     return
         if clean and run.got is not None and run.compiled is not None:
             ctx.remember_passed(run.compiled.program)
+
+
+def _count(ctx: GraphContext, order: tuple[str, ...] | None) -> None:
+    """Count a schedule unless its order was checked for this graph already
+    (a scheduler's order that another choice gave too: its program is the
+    one that passed, not checked again). ``None`` (nothing compiled: it is
+    not known which order it was) counts."""
+    if order is not None:
+        if order in ctx.orders_checked:
+            return
+        ctx.orders_checked.add(order)
+    ctx.schedules += 1

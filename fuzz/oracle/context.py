@@ -47,7 +47,8 @@ def reference_runs(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None)
 @dataclass
 class GraphContext:
     """One graph as the chain checks it. The cached properties are computed on
-    first use, once; ``schedules`` counts the schedules run so far."""
+    first use, once; ``schedules`` counts the distinct orders checked so far
+    (``orders_checked``: the orders compiled)."""
 
     graph: Graph
     expect: Expect = PASS
@@ -58,6 +59,7 @@ class GraphContext:
     # symbolic validation: True on, False off, None on for graphs small enough (``small_enough``)
     symbolic: bool | None = None
     schedules: int = 0
+    orders_checked: set[tuple[str, ...]] = field(default_factory=set, repr=False)
     symbolic_inconclusive: int = 0
     target_refused: str | None = None  # why an external target refused the graph (not a finding)
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated

@@ -20,6 +20,7 @@ confirms a counterexample runs under the sanitizer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
@@ -42,11 +43,12 @@ def sort_of(dtype: Dtype) -> Sort:
     return Sort.I if dtype is Dtype.INT32 else Sort.F
 
 
-def chunks(size: int) -> list[tuple[int, int]]:
+@lru_cache(maxsize=1024)
+def chunks(size: int) -> tuple[tuple[int, int], ...]:
     """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
     k = max(1, min(size, CHUNKS))
     bounds = [size * i // k for i in range(k + 1)]
-    return list(zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class SymbolicMachine:
                 self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+        self.statics: dict[int, tuple] = {}  # per kernel's index: what ``static`` derives from it
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -107,7 +110,7 @@ class SymbolicMachine:
     def run(self) -> None:
         self.arena.fill(self.terms.poison_f)
         self.owner.fill(-1)
-        for instr in self.program.instrs:
+        for index, instr in enumerate(self.program.instrs):
             if instr.opcode is Opcode.ALLOC:
                 lo, hi = self.region(instr.name)
                 self.arena[lo:hi] = self.terms.poison_f
@@ -122,7 +125,7 @@ class SymbolicMachine:
                 self.poison(dest)
                 self.commit([dest], [source], lambda: (self.read(source),))
             elif instr.opcode is Opcode.KERNEL:
-                self.kernel(instr)
+                self.kernel(index, instr)
 
     def region(self, name: str) -> tuple[int, int]:
         lo = self.program.offset_of[name] // WORD
@@ -169,17 +172,27 @@ class SymbolicMachine:
                 flat[lo:hi] = values[j].reshape(-1)[lo:hi]
             stale = stale or aliased
 
-    def kernel(self, instr: Instr) -> None:
-        assert instr.op is not None
-        spec = spec_of(instr.op)
+    def static(self, index: int, instr: Instr) -> tuple:
+        """``(n_out, n_in, inplace inputs per result, attributes)`` of the kernel
+        at ``index``: functions of the instruction and the swap points (fixed for
+        a machine's runs), made in its first run."""
+        found = self.statics.get(index)
+        if found is None:
+            assert instr.op is not None
+            spec = spec_of(instr.op)
+            kinds = [o.kind for o in instr.operands]
+            n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
+            inplace = tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out))
+            found = self.statics[index] = (n_out, n_in, inplace, {a.name: a.default for a in spec.attrs} | instr.attr_dict())
+        return found
+
+    def kernel(self, index: int, instr: Instr) -> None:
+        n_out, n_in, inplace, attrs = self.static(index, instr)
         locs = [self.resolve(o) for o in instr.operands]
-        kinds = [o.kind for o in instr.operands]
-        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
-            if not any(i < len(ins) and ins[i].same_words(out) for i in spec.inplace_inputs(k)):
+            if not any(i < len(ins) and ins[i].same_words(out) for i in inplace[k]):
                 self.poison(out)
-        attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()
 
         def compute() -> tuple[np.ndarray, ...]:
             results, new_state = run_symbolic_kernel(

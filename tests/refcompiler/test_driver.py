@@ -88,6 +88,37 @@ def test_one_order_under_several_pipelines_is_scheduled_and_lowered_once(monkeyp
     assert print_program(o2.program) == print_program(compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O2").program)
 
 
+def test_an_order_compiled_again_gives_the_program_it_gave(monkeypatch: pytest.MonkeyPatch) -> None:
+    import refcompiler.driver as driver
+    from refcompiler.mutants import activate
+
+    runs: list[int] = []
+    real = driver.run_pipeline
+    monkeypatch.setattr(driver, "run_pipeline", lambda program, passes: runs.append(1) or real(program, passes))
+    prepared = prepare(GRAPH)
+    by_topo = compile_graph(GRAPH, scheduler="topo", pipeline="O2", prepared=prepared)
+    given = compile_graph(GRAPH, schedule=by_topo.schedule, pipeline="O2", prepared=prepared)
+    assert given.program is by_topo.program and len(runs) == 1  # the same order: compiled once
+    with activate("share-any-input"):  # other swap points: compiled again, under them
+        mutated = compile_graph(GRAPH, schedule=by_topo.schedule, pipeline="O2", prepared=prepared)
+    assert mutated.program is not by_topo.program and len(runs) == 2
+    compile_graph(GRAPH, schedule=by_topo.schedule, pipeline="O0", prepared=prepared)
+    assert len(runs) == 3  # other passes: compiled again
+
+
+def test_a_users_pass_runs_for_every_compilation() -> None:
+    calls: list[int] = []
+
+    def mine(program):  # a user's: it need not be deterministic, so its program is not remembered
+        calls.append(1)
+        return program
+
+    prepared = prepare(GRAPH)
+    for _ in range(2):
+        compile_graph(GRAPH, scheduler="topo", pipeline=[mine], prepared=prepared)
+    assert len(calls) == 2
+
+
 def test_a_users_scheduler_is_called_for_every_compilation() -> None:
     calls: list[int] = []
 

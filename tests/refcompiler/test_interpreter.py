@@ -453,7 +453,7 @@ def test_an_embedding_id_out_of_range_names_node_and_id() -> None:
 
 
 def test_chunks_cover_the_range_in_order() -> None:
-    assert _chunks(1) == [(0, 1)]
+    assert _chunks(1) == ((0, 1),)
     for size in range(2, 40):
         chunks = _chunks(size)
         assert 2 <= len(chunks) <= CHUNKS

@@ -140,3 +140,26 @@ def test_a_pipeline_that_changes_nothing_is_not_run_again(monkeypatch):
     ctx = GraphContext(only_state)
     assert list(iter_findings(ctx, [ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")], ["O0", "O2"])) == []
     assert len(runs) == 1 and ctx.schedules == 1  # O2's program is O0's: run once, checked under both
+
+
+def test_a_schedule_counts_once_per_distinct_order():
+    # one node: every scheduler and every explicit source gives the same order
+    one = _one_node_graph()
+    report = check_case(Case(one), schedulers=("topo", "memory", "random"))
+    assert report.finding is None and report.schedules == 1
+    ctx = GraphContext(one)
+    choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, s) for s in ("topo", "memory")]
+    assert list(iter_findings(ctx, choices, ["O0", "O2"])) == [] and ctx.schedules == 1
+
+
+def _one_node_graph():
+    from refcompiler.graph_json import graph_from_doc
+
+    return graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "name": "one",
+            "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [4], "init": {"seed": 1}}],
+            "nodes": [{"name": "n", "op": "neg", "inputs": ["A"]}, {"name": "s", "op": "save", "inputs": ["n"], "attrs": {"target": "A"}}],
+        }
+    )
