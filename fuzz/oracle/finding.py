@@ -100,7 +100,8 @@ class Location:
 
 
 # the stages at which ``Finding.blame`` names a component of the compiler under test
-_BLAMED_BY_COMPONENT = frozenset({Stage.SCHEDULE, Stage.COMPILE, Stage.EXECUTE})
+# (at ``differential``: the first pass after which the results are wrong, ``bisect``)
+_BLAMED_BY_COMPONENT = frozenset({Stage.SCHEDULE, Stage.COMPILE, Stage.EXECUTE, Stage.DIFFERENTIAL})
 
 
 @dataclass(frozen=True)
@@ -129,12 +130,13 @@ class Finding:
     @property
     def signature(self) -> Signature:
         """A fault that refc's checkers blame on one of the compiler's own
-        components (a pass, lowering, the scheduler, the allocator) is signed
+        components (a pass, lowering, the scheduler, the allocator; a wrong
+        result, the first pass after which it is wrong) is signed
         by that component alone: which op happened to be at the site depends on
         the graph, not on the bug (a pass that ignores every op's in-place
         list broke six different ops' lists in one campaign). Elsewhere (a
-        wrong result, an external target's configuration) the op kinds at the
-        site are what tell two bugs apart."""
+        wrong result no pass is blamed for, an external target's
+        configuration) the op kinds at the site are what tell two bugs apart."""
         if self.blame and self.stage in _BLAMED_BY_COMPONENT:
             kinds: tuple[str, ...] = ()
         else:

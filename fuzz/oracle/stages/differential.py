@@ -1,7 +1,9 @@
 """Stage ``differential``: every placeholder and owned variable the compiled
 program leaves, after each of two runs, is bit-identical to the reference
 (SEM-1). Every schedule is compared under ``O0`` and the pipeline under test,
-so a finding under the latter says whether ``O0`` agrees."""
+so a finding under the latter says whether ``O0`` agrees; when it does, the
+finding blames the first pass after which the same order goes wrong
+(``bisect``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 from refcompiler.graph import StorageKind
 from refcompiler.values import same_bits
 
+from fuzz.oracle.bisect import first_wrong_pass
 from fuzz.oracle.context import RunContext
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.locate import locate_writers
@@ -52,9 +55,12 @@ def check(ctx: RunContext) -> Finding | None:
                 why = f"after run {run}, {s.kind.value} '{s.name}' differs from the reference: {diff}"
             else:
                 continue
+            blame = ""
             if ctx.pipeline != "O0":
-                why += " (O0 agrees with the reference)"
-            return Finding(Stage.DIFFERENTIAL, "SEM-1", why, locate_writers(graph, s.name), order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+                blame = first_wrong_pass(ctx)
+                why += f" (O0 agrees with the reference{f'; wrong from pass {blame} on' if blame else ''})"
+            where = locate_writers(graph, s.name)
+            return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
     return None
 
 

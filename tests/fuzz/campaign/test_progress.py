@@ -14,7 +14,7 @@ from fuzz.campaign import CampaignConfig, Summary, run_campaign
 from fuzz.campaign.chunk import running
 from fuzz.campaign.progress import PlainProgress
 
-SHRINKING = re.compile(r"shrinking (SEM-1 at differential) \((\d+) nodes -> (\d+)\)")
+SHRINKING = re.compile(r"shrinking (SEM-1 at differential by share_buffers) \((\d+) nodes -> (\d+)\)")
 
 
 @dataclass(frozen=True)

@@ -170,6 +170,8 @@ def test_o2_departing_from_o0_is_said(monkeypatch):
     monkeypatch.setattr(compile_run, "run_compiled_each", corrupt_o2)
     f = check(graph, pipeline="O2", proof=False)
     assert f is not None and f.pipeline == "O2" and "O0 agrees with the reference" in f.explanation
+    # no pass makes it wrong when the passes are run one by one: nothing is blamed
+    assert f.blame == "" and "wrong from pass" not in f.explanation and f.signature.kinds
 
 
 def test_a_sanitizer_report_is_an_execute_finding(monkeypatch):
