@@ -7,31 +7,23 @@ gets one signature per pass at fault, whatever storage showed it."""
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
-
-import numpy as np
+from typing import Callable, Sequence
 
 from refcompiler.driver import compile_graph, run_compiled_each
-from refcompiler.graph import Graph, StorageKind
 from refcompiler.mutants import activate
 from refcompiler.passes import resolve_pipeline
 from refcompiler.schedulers import resolve_scheduler
-from refcompiler.values import same_bits
+from refcompiler.values import Values
 
 from fuzz.oracle.context import RunContext
 
-__all__ = ["first_wrong_pass", "runs_differ"]
+__all__ = ["first_wrong_pass"]
 
 
-def runs_differ(graph: Graph, got: Sequence[Mapping[str, np.ndarray]], want: Sequence[Mapping[str, np.ndarray]]) -> bool:
-    """Whether any placeholder or owned variable differs bit-wise after any run."""
-    names = [s.name for s in graph.storage if s.kind is not StorageKind.CONSTANT]
-    return any(name not in g or not same_bits(g[name], w[name]) for g, w in zip(got, want, strict=True) for name in names)
-
-
-def first_wrong_pass(ctx: RunContext) -> str:
+def first_wrong_pass(ctx: RunContext, wrong: Callable[[Sequence[Values]], bool]) -> str:
     """The name of the first pass of ``ctx.pipeline`` after which ``ctx.order``
-    compiled and run differs from the reference, or ``""`` when no prefix
+    compiled and run is ``wrong`` (the differential's own test, given the
+    values after each run), or ``""`` when no prefix
     does so alone (a prefix that fails to compile or run, or a scheduler that
     gives another order when asked again: nothing is blamed then)."""
     g = ctx.case
@@ -49,6 +41,6 @@ def first_wrong_pass(ctx: RunContext) -> str:
                 got = run_compiled_each(compiled, g.inputs, runs=2, bound=g.bound_inputs(compiled.scheduled_graph))
             except Exception:  # the finding stands; only its blame is unknown
                 return ""
-            if runs_differ(g.graph, got, g.reference):
+            if wrong(got):
                 return passes[k - 1][0]
     return ""

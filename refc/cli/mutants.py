@@ -60,10 +60,10 @@ def score(name: str, *, budget: float, seeds: int) -> dict[str, Any]:
     from fuzz.campaign import score_mutant
 
     runs = [score_mutant(name, budget=budget, seed=seed, workers=1) for seed in range(seeds)]
-    kills = [k for k in runs if k.failure is not None and k.seconds is not None]
+    each = [k.seconds if k.failure is not None else None for k in runs]  # None: it survived
+    kills = [k for k, t in zip(runs, each) if t is not None]
     # a campaign that survived counts as slower than any kill
-    times = sorted(k.seconds if k.failure is not None and k.seconds is not None else math.inf for k in runs)
-    median = statistics.median(times)
+    median = statistics.median(sorted(math.inf if t is None else t for t in each))
     nodes = [k.failure.nodes for k in kills if k.failure is not None]
     best = min(kills, key=lambda k: (k.failure.nodes, k.seconds)) if kills else None  # type: ignore[union-attr]
     return {
@@ -74,7 +74,7 @@ def score(name: str, *, budget: float, seeds: int) -> dict[str, Any]:
         "seconds_to_kill": None if math.isinf(median) else round(median, 3),
         "shrunk_nodes": None if not nodes else int(statistics.median_low(nodes)),
         "shrunk_nodes_max": None if not nodes else max(nodes),
-        "seconds_each": [None if k.seconds is None or k.failure is None else round(k.seconds, 3) for k in runs],
+        "seconds_each": [None if t is None else round(t, 3) for t in each],
         "cases_to_kill": [k.cases for k in runs],
         "signature": None if best is None or best.failure is None else str(best.failure.signature),
         "case": None if best is None or best.failure is None else best.failure.case_doc,

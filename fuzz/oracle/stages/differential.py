@@ -7,10 +7,12 @@ finding blames the first pass after which the same order goes wrong
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
-from refcompiler.graph import StorageKind
-from refcompiler.values import same_bits
+from refcompiler.graph import Graph, Storage, StorageKind
+from refcompiler.values import Values, same_bits
 
 from fuzz.oracle.bisect import first_wrong_pass
 from fuzz.oracle.context import RunContext
@@ -18,7 +20,7 @@ from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.locate import locate_writers
 from fuzz.oracle.stage import OracleStage
 
-__all__ = ["STAGE", "first_difference"]
+__all__ = ["STAGE", "first_difference", "first_wrong"]
 
 
 def first_difference(got: np.ndarray, want: np.ndarray) -> str:
@@ -40,28 +42,35 @@ def _value(x: np.generic) -> str:
     return str(x.item()) if x.dtype.kind in "biu" else str(x)
 
 
-def check(ctx: RunContext) -> Finding | None:
-    if ctx.got is None:
-        return None  # nothing ran (e.g. an illegal schedule, rightly rejected)
-    graph = ctx.case.graph
-    for run, (w, g) in enumerate(zip(ctx.case.reference, ctx.got, strict=True), 1):
+def first_wrong(graph: Graph, got: Sequence[Values], want: Sequence[Values]) -> tuple[Storage, str] | None:
+    """The first placeholder or owned variable that, after some run, is
+    missing from ``got`` or not bit-identical to ``want``, and what is wrong."""
+    for run, (w, g) in enumerate(zip(want, got, strict=True), 1):
         for s in graph.storage:
             if s.kind is StorageKind.CONSTANT:
                 continue
             if s.name not in g:
-                why = f"after run {run}, the compiled program gives no value for {s.kind.value} '{s.name}'"
-            elif not same_bits(g[s.name], w[s.name]):
+                return s, f"after run {run}, the compiled program gives no value for {s.kind.value} '{s.name}'"
+            if not same_bits(g[s.name], w[s.name]):
                 diff = first_difference(np.asarray(g[s.name]), w[s.name])
-                why = f"after run {run}, {s.kind.value} '{s.name}' differs from the reference: {diff}"
-            else:
-                continue
-            blame = ""
-            if ctx.pipeline != "O0":
-                blame = first_wrong_pass(ctx)
-                why += f" (O0 agrees with the reference{f'; wrong from pass {blame} on' if blame else ''})"
-            where = locate_writers(graph, s.name)
-            return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
+                return s, f"after run {run}, {s.kind.value} '{s.name}' differs from the reference: {diff}"
     return None
+
+
+def check(ctx: RunContext) -> Finding | None:
+    if ctx.got is None:
+        return None  # nothing ran (e.g. an illegal schedule, rightly rejected)
+    graph, reference = ctx.case.graph, ctx.case.reference
+    wrong = first_wrong(graph, ctx.got, reference)
+    if wrong is None:
+        return None
+    storage, why = wrong
+    blame = ""
+    if ctx.pipeline != "O0":
+        blame = first_wrong_pass(ctx, lambda got: first_wrong(graph, got, reference) is not None)
+        why += f" (O0 agrees with the reference{f'; wrong from pass {blame} on' if blame else ''})"
+    where = locate_writers(graph, storage.name)
+    return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
 
 
 STAGE = OracleStage(Stage.DIFFERENTIAL, ("SEM-1",), check, per_schedule=True)
