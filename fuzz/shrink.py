@@ -198,9 +198,21 @@ def _plain(spec) -> bool:  # type: ignore[no-untyped-def]
     return not (spec.state or spec.view or spec.effect or spec.kind is OpKind.SAVE)
 
 
+def _name_for(graph: Graph, node: Node, kind: OpKind) -> str:
+    """The name of ``node`` once its op is ``kind``: a name that says its
+    op (the generator's ``roll3``) says the new one (``relu3``, or a fresh
+    ``relu<k>`` when that is taken); any other name is kept."""
+    digits = node.name[len(node.op.value):]
+    if not (node.name.startswith(node.op.value) and digits.isdigit()):
+        return node.name
+    new = f"{kind.value}{digits}"
+    return new if new not in graph.node_by_name and new not in graph.storage_by_name else _fresh_name(graph, kind.value)
+
+
 def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
     """Valid graphs with node ``name`` given an earlier op kind of the same
-    arity (attributes at their defaults), earliest first, at most ``limit``."""
+    arity (attributes at their defaults), earliest first, at most ``limit``;
+    a name that says its op says the new one (``_name_for``)."""
     node = graph.node_by_name[name]
     if not _plain(node.spec):
         return
@@ -210,7 +222,11 @@ def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
         arity_fits = len(node.inputs) >= 1 if spec.variadic else len(node.inputs) == len(spec.inputs)
         if not _plain(spec) or not arity_fits or len(spec.results) != len(node.spec.results):
             continue
-        candidate = graph.with_nodes(tuple(replace(n, op=kind, attrs=()) if n.name == name else n for n in graph.nodes))
+        new = _name_for(graph, node, kind)
+        nodes = [replace(n, op=kind, attrs=(), name=new) if n.name == name else n for n in graph.nodes]
+        if new != name:
+            nodes = [replace(n, inputs=tuple(Ref(new, r.result) if r.name == name else r for r in n.inputs)) for n in nodes]
+        candidate = graph.with_nodes(tuple(nodes))
         if valid(candidate):
             yield candidate
             found += 1

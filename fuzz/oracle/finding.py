@@ -100,8 +100,8 @@ class Location:
 
 
 # the stages at which ``Finding.blame`` names a component of the compiler under test
-# (at ``differential``: the first pass after which the results are wrong, ``bisect``)
-_BLAMED_BY_COMPONENT = frozenset({Stage.SCHEDULE, Stage.COMPILE, Stage.EXECUTE, Stage.DIFFERENTIAL})
+# (at ``differential`` and ``symbolic``: the first pass after which the results are wrong, ``bisect``)
+_BLAMED_BY_COMPONENT = frozenset({Stage.SCHEDULE, Stage.COMPILE, Stage.EXECUTE, Stage.DIFFERENTIAL, Stage.SYMBOLIC})
 
 
 @dataclass(frozen=True)
@@ -136,12 +136,21 @@ class Finding:
         the graph, not on the bug (a pass that ignores every op's in-place
         list broke six different ops' lists in one campaign). Elsewhere (a
         wrong result no pass is blamed for, an external target's
-        configuration) the op kinds at the site are what tell two bugs apart."""
-        if self.blame and self.stage in _BLAMED_BY_COMPONENT:
+        configuration) the op kinds at the site are what tell two bugs apart.
+
+        A wrong result blamed on a pass is signed at ``differential`` when the
+        symbolic stage found it too: its counterexample is confirmed by a
+        concrete run on the values Z3 found, the differential's test on other
+        inputs, so one pass's wrong result is one finding whichever inputs
+        showed it first (the explanation says which stage)."""
+        stage = self.stage
+        if self.blame and stage in _BLAMED_BY_COMPONENT:
             kinds: tuple[str, ...] = ()
+            if stage is Stage.SYMBOLIC:
+                stage = Stage.DIFFERENTIAL
         else:
             kinds = self.kinds if self.location.site is None else self.location.site
-        return Signature(self._id(), self.stage.value, kinds, self.blame)
+        return Signature(self._id(), stage.value, kinds, self.blame)
 
     def _id(self) -> str:
         return self.invariant or (CRASH if self.crashed else ERROR)

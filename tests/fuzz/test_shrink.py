@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from specs import OpKind
 
 from refcompiler.graph import Node, Ref, StorageKind, freeze_attrs
-from refcompiler.graph_json import graph_from_doc
+from refcompiler.graph_json import graph_from_doc, graph_to_doc
 from refcompiler.verifier import violations
 
 from fuzz.shrink import (
@@ -181,3 +181,17 @@ def test_simplify_op_offers_earlier_kinds_of_the_same_arity_and_reduce_takes_the
     assert list(simplify_op(g, "run")) == []  # an owner keeps its op: its state fits it alone
     small = reduce_graph(g, lambda h: "r" in h.node_by_name)
     assert small.node_by_name["r"].op is OpKind.RELU  # the earliest unary op that fits
+
+
+def test_simplify_op_renames_a_node_whose_name_says_its_op():
+    doc = graph_to_doc(_chain())
+    for n in doc["nodes"]:
+        n["name"] = {"r": "roll3"}.get(n["name"], n["name"])
+        n["inputs"] = [{"r": "roll3"}.get(i, i) for i in n["inputs"]]
+    g = graph_from_doc(doc)
+    relu, neg = simplify_op(g, "roll3")
+    assert relu.node_by_name["relu3"].op is OpKind.RELU and "roll3" not in relu.node_by_name
+    assert relu.node_by_name["t"].inputs[0].name == "relu3"  # its reader follows
+    assert neg.node_by_name["neg3"].op is OpKind.NEG
+    taken = graph_from_doc({**doc, "nodes": [*doc["nodes"], {"name": "relu3", "op": "relu", "inputs": ["x"]}]})
+    assert [n.name for n in next(simplify_op(taken, "roll3")).nodes if n.op is OpKind.RELU and n.name != "a"] == ["relu0", "relu3"]

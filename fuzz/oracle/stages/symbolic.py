@@ -14,6 +14,8 @@ It runs when the graph context says so (``GraphContext.symbolic``: on, off,
 or by default on for graphs ``small_enough``), once per distinct compiled
 program of a graph (programs equal up to renaming share one validation;
 ``canonical_key``, the canonical text's equality without printing).
+A counterexample under the pipeline is bisected on its own values
+(``bisect``), as the differential's difference is.
 The symbolic reference is the oracle: it is computed once per graph, outside
 the mutant; the program is validated inside it, as it is executed.
 """
@@ -25,11 +27,14 @@ from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict
 from refcompiler.symbolic.schedules import canonical_key
 from refcompiler.symbolic.validate import validate_compiled
+from refcompiler.values import Values
 
-from fuzz.oracle.context import RunContext
+from fuzz.oracle.bisect import first_wrong_pass
+from fuzz.oracle.context import RunContext, reference_runs
 from fuzz.oracle.finding import Finding, Location, Stage
 from fuzz.oracle.locate import locate_writers
 from fuzz.oracle.stage import OracleStage
+from fuzz.oracle.stages.differential import first_wrong
 
 __all__ = ["STAGE", "TIMEOUT"]
 
@@ -59,7 +64,20 @@ def check(ctx: RunContext) -> Finding | None:
     storage = _first_storage(v.differences)
     where = locate_writers(g.graph, storage) if storage else Location()
     why = f"symbolic validation finds input values on which the compiled program departs from the reference: {v.detail}"
-    return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, **ctx.where)  # type: ignore[arg-type]
+    blame = _blame(ctx, v.inputs)
+    if blame:
+        why += f" (on those values O0 agrees with the reference; wrong from pass {blame} on)"
+    return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
+
+
+def _blame(ctx: RunContext, inputs: Values | None) -> str:
+    """The pass the counterexample ``inputs`` show wrong first (``bisect``),
+    so that one pass's bug signs one finding whichever stage saw it."""
+    if ctx.pipeline == "O0" or not inputs:
+        return ""
+    graph = ctx.case.graph
+    want = reference_runs(graph, inputs)
+    return first_wrong_pass(ctx, lambda got: first_wrong(graph, got, want) is not None, inputs)
 
 
 def _first_storage(differences: tuple[str, ...]) -> str | None:

@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from refcompiler.driver import scheduled_graph
+from refcompiler.passes import resolve_pipeline
+
+from fuzz.case import case_inputs
 from fuzz.corpus import load_case
 from fuzz.oracle import Stage, check_case
+from fuzz.oracle.bisect import first_wrong_pass
+from fuzz.oracle.chain import iter_findings
+from fuzz.oracle.context import GraphContext, RunContext
+from fuzz.oracle.stages import compile_run, reference, symbolic, verify
+from fuzz.schedules import ScheduleChoice, ScheduleSource, case_schedules
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -31,3 +40,33 @@ def test_a_wrong_result_blames_the_first_pass_that_makes_it(mutant, culprit):
 @pytest.mark.parametrize("mutant", sorted(CASES))
 def test_without_the_mutant_nothing_is_wrong(mutant):
     assert check_case(load_case(CASES[mutant])).finding is None
+
+
+def _without_differential(case, mutant):
+    """The chain with the symbolic stage in the differential's place: what it
+    finds on its own counterexample."""
+    ctx = GraphContext(case.graph, case.expect, mutant, 0, case_inputs(case), symbolic=True)
+    choices = case_schedules(scheduled_graph(case.graph), schedulers=("topo",))
+    chain = (verify.STAGE, reference.STAGE, compile_run.STAGE, symbolic.STAGE)
+    return next(iter_findings(ctx, choices, ("O0", "O2"), chain), None)
+
+
+@pytest.mark.parametrize("mutant,culprit", [("share-ignore-later-reads", "share_buffers"), ("copy-elim-ignore-readers", "eliminate_copies")])
+def test_a_symbolic_counterexample_blames_the_pass_and_signs_as_the_differential_does(mutant, culprit):
+    f = _without_differential(load_case(CASES[mutant]), mutant)
+    assert f is not None and f.stage is Stage.SYMBOLIC and f.blame == culprit, f
+    assert f"O0 agrees with the reference; wrong from pass {culprit} on" in f.explanation
+    assert str(f.signature) == f"SEM-1 at differential by {culprit}"  # one finding, whichever inputs showed it
+
+
+def test_nothing_is_blamed_when_o0_is_wrong_on_the_inputs_already():
+    case = load_case(CASES["copy-elim-ignore-readers"])
+    ctx = GraphContext(case.graph, case.expect, "copy-elim-ignore-readers", 0, case_inputs(case))
+    run = RunContext(ctx, ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo"), "O2")
+    assert compile_run.check(run) is None and run.order is not None
+    asked = []
+    assert first_wrong_pass(run, lambda got: asked.append(got) or True) == ""
+    assert len(asked) == 1  # the empty prefix, O0, was wrong: no pass is asked about
+    calls = []
+    first_pass = resolve_pipeline("O2")[0][0]
+    assert first_wrong_pass(run, lambda got: bool(calls.append(got)) or len(calls) > 1) == first_pass  # O0 right, then wrong
