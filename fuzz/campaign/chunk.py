@@ -57,6 +57,7 @@ class ChunkResult:
     found: tuple[Failure, ...]
     seconds: float
     refused: tuple[tuple[str, int], ...] = ()  # an external target's refusals: (reason, graphs)
+    seconds_by_stage: tuple[tuple[str, float], ...] = ()  # where the chunk's time went (``ChunkState.seconds``)
 
 
 @dataclass
@@ -79,6 +80,8 @@ class ChunkState:
     hypothesis_until: float | None = None  # budget mode: Hypothesis's shrinking ends then, the reducer gets the rest
     from_nodes: int | None = None  # nodes of the target's first failing example
     nodes: int | None = None  # nodes of the smallest failing example so far (Hypothesis, then the reducer)
+    # wall-clock seconds by oracle stage (shrink attempts included), ``GENERATE`` and ``REDUCE``
+    seconds: Counter[str] = field(default_factory=Counter)
 
     @property
     def phase(self) -> str:
@@ -123,6 +126,13 @@ def running() -> ChunkState | None:
 def forget_running() -> None:
     global _running
     _running = None
+
+
+# ``ChunkState.seconds``' keys besides the oracle's stages: Hypothesis and the
+# graph generator (all a chunk's time outside the oracle before its failure is
+# reduced), and the reducer of that failure (its oracle calls included)
+GENERATE = "generate"
+REDUCE = "reduce"
 
 
 class _Found(Exception):
@@ -171,6 +181,7 @@ class _ChunkRun:
         except CaseTimeout as e:
             return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)")
         s.schedules += report.schedules
+        s.seconds.update(report.seconds)
         if report.refused is not None and s.target is None:  # a new graph, not a shrink attempt
             s.refused[report.refused[:200]] += 1
         return report.finding
@@ -246,10 +257,14 @@ class _ChunkRun:
             raise InternalError(f"chunk {self.task.index} (Hypothesis seed {self.task.seed}) failed outside the oracle, "
                                 f"a bug in refc's case generator or oracle: {type(e).__name__}: {e}") from e
         s = self.state
+        s.seconds[GENERATE] += max(0.0, time.time() - start - sum(s.seconds.values()))
         found: tuple[Failure, ...] = ()
         if s.best is not None and s.first_failure_at is not None:
+            reducing = time.time()
             found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time, on_smaller=self._smaller),)
-        return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start, tuple(s.refused.items()))
+            s.seconds[REDUCE] += time.time() - reducing
+        return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
+                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())))
 
     def _smaller(self, nodes: int) -> None:
         self.state.nodes = nodes

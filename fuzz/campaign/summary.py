@@ -57,6 +57,7 @@ class Summary:
     phase: str = "starting"
     found_in: dict[Signature, int] = field(default_factory=dict)  # the chunk each kept failure came from
     refused: Counter[str] = field(default_factory=Counter)  # graphs an external target refused, by reason
+    seconds_by_stage: Counter[str] = field(default_factory=Counter)  # the chunks' wall-clock seconds, where they went
 
     @property
     def failed(self) -> bool:
@@ -72,6 +73,14 @@ class Summary:
         s = max(self.seconds, 1e-9)
         return self.cases / s, self.schedules / s
 
+    def time_shares(self) -> dict[str, dict[str, float]]:
+        """Where the chunks' time went, most first: per oracle stage (its name),
+        deriving schedules, generating (Hypothesis and the graph generator) and
+        reducing failures; each with its seconds (summed over workers) and its
+        share of the total."""
+        total = max(sum(self.seconds_by_stage.values()), 1e-9)
+        return {k: {"seconds": round(v, 3), "share": round(v / total, 3)} for k, v in self.seconds_by_stage.most_common()}
+
     def absorb(self, result: ChunkResult) -> None:
         """Add a chunk's counts; keep the smallest failure per signature, then
         the one of the lowest chunk index (so that the order in which chunks
@@ -82,6 +91,7 @@ class Summary:
         self.failures += result.failures
         self.chunks += 1
         self.refused.update(dict(result.refused))
+        self.seconds_by_stage.update(dict(result.seconds_by_stage))
         for failure in result.found:
             old = self.found.get(failure.signature)
             if old is None or (failure.nodes, result.index) < (old.nodes, self.found_in[failure.signature]):
@@ -131,6 +141,7 @@ class Summary:
             "seconds": round(self.seconds, 3),
             "cases_per_second": round(cps, 2),
             "schedules_per_second": round(sps, 2),
+            "seconds_by_stage": self.time_shares(),
             **({"target": self._target_doc()} if c.target else {}),
         }
 

@@ -4,6 +4,7 @@ and one entry here."""
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Iterator, Sequence
 
 from refcompiler.errors import RefCompilerError
@@ -16,7 +17,7 @@ from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, target, verify
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["CHAIN", "Choices", "iter_findings", "target_chain"]
+__all__ = ["CHAIN", "Choices", "SCHEDULES", "iter_findings", "target_chain"]
 
 CHAIN: tuple[OracleStage, ...] = (
     verify.STAGE,
@@ -40,6 +41,17 @@ def target_chain(spec: str, *, isolate: bool = True) -> tuple[OracleStage, ...]:
 
 Choices = Sequence[ScheduleChoice] | Callable[[], Sequence[ScheduleChoice]]
 
+# ``GraphContext.seconds``' key for deriving a graph's schedules (each stage's is its name)
+SCHEDULES = "schedules"
+
+
+def _timed(ctx: GraphContext, stage: OracleStage, on: GraphContext | RunContext) -> Finding | None:
+    start = time.perf_counter()
+    try:
+        return stage.check(on)
+    finally:
+        ctx.seconds[stage.name.value] += time.perf_counter() - start
+
 
 def _applies(stage: OracleStage, ctx: GraphContext) -> bool:
     return stage.on_reject or ctx.expect.kind is not ExpectKind.REJECT
@@ -53,9 +65,10 @@ def iter_findings(
     per-schedule stages for each of ``choices`` under each of ``pipelines``.
     ``choices`` may be a function, called inside the mutant once the
     per-graph stages pass. ``ctx.schedules`` counts the distinct orders
-    checked (``_run_schedule``)."""
+    checked (``_run_schedule``); ``ctx.seconds`` adds up the time each stage
+    took, and deriving the schedules (``SCHEDULES``)."""
     for stage in (s for s in chain if not s.per_schedule and _applies(s, ctx)):
-        f = stage.check(ctx)
+        f = _timed(ctx, stage, ctx)
         if f is not None:
             yield f
             if stage.fatal:
@@ -63,6 +76,7 @@ def iter_findings(
     stages = [s for s in chain if s.per_schedule and _applies(s, ctx)]
     if not stages:
         return
+    start = time.perf_counter()
     _ = ctx.prepared  # the correct model's graph: made here, outside the mutant, before any schedule
     if callable(choices):
         try:
@@ -71,6 +85,8 @@ def iter_findings(
         except RefCompilerError as e:
             yield Finding(Stage.COMPILE, getattr(e, "invariant", None), f"cannot derive schedules: {e}")
             return
+        finally:
+            ctx.seconds[SCHEDULES] += time.perf_counter() - start
     for choice in _distinct(ctx, choices):
         yield from _run_schedule(ctx, choice, pipelines, stages)
 
@@ -96,7 +112,7 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
         run = RunContext(ctx, choice, pipeline, given)
         clean = True
         for stage in stages:
-            f = stage.check(run)
+            f = _timed(ctx, stage, run)
             if not counted:  # after the first stage, which compiles: the order is known
                 counted = True
                 _count(ctx, run.order if run.order is not None else given)

@@ -98,8 +98,8 @@ def check_case(
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
     for f in iter_findings(ctx, choices, pipelines, chain):
         if target is None or f.signature.matches(target):
-            return CaseReport(f, ctx.schedules, ctx.target_refused)
-    return CaseReport(None, ctx.schedules, ctx.target_refused)
+            return CaseReport(f, ctx.schedules, ctx.target_refused, ctx.seconds)
+    return CaseReport(None, ctx.schedules, ctx.target_refused, ctx.seconds)
 
 
 def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequence[ScheduleChoice]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from fuzz.schedules import ScheduleChoice
@@ -168,6 +169,7 @@ class CaseReport:
     finding: Finding | None
     schedules: int  # schedules compiled and run (each under every pipeline)
     refused: str | None = None  # why an external target refused the graph
+    seconds: Mapping[str, float] = field(default_factory=dict)  # wall-clock seconds by oracle stage (``GraphContext.seconds``)
 
 
 def crash(stage: Stage, e: BaseException, **where: object) -> Finding:

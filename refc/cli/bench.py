@@ -224,6 +224,7 @@ def _measure_fuzz(args: argparse.Namespace) -> dict[str, Any]:
                 "seconds": round(summary.seconds, 3),
                 "cases_per_second": round(cps, 2),
                 "schedules_per_second": round(sps, 2),
+                "seconds_by_stage": summary.time_shares(),
             }
         )
     base = max(rows[0]["cases_per_second"], 1e-9)
@@ -251,7 +252,11 @@ def _render_fuzz(data: dict[str, Any]) -> str:
             )
         )
     head = f"fuzz: campaigns on the reference compiler, {data['budget']:g} s each, seed {data['seed']}, side by side"
-    return "\n".join([head, *_table(table)]) + "\n"
+    one = data["campaigns"][0]
+    label = {"compile": "compile and run"}  # the stage runs what it compiled, under the sanitizer
+    shares = ", ".join(f"{label.get(k, k)} {v['share']:.0%}" for k, v in one["seconds_by_stage"].items() if v["share"] >= 0.005)
+    where = f"where {one['workers']} worker's time went (oracle stages, deriving schedules, generating cases): {shares}"
+    return "\n".join([head, *_table(table), where]) + "\n"
 
 
 SECTIONS: tuple[Section, ...] = (

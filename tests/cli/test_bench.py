@@ -25,6 +25,11 @@ def test_bench_fuzz_measures_one_worker_beside_two(capsys: pytest.CaptureFixture
     assert rows[0]["speedup"] == 1.0 and rows[0]["schedules_speedup"] == 1.0
     text = bench_render_fuzz(data["fuzz"])
     assert "schedules/s" in text and "schedules ratio" in text and f"{rows[1]['schedules_speedup']:.2f}x" in text
+    shares = rows[0]["seconds_by_stage"]  # where the one worker's time went
+    assert {"generate", "schedules", "verify", "reference", "compile", "differential", "symbolic"} <= set(shares)
+    assert sum(v["share"] for v in shares.values()) == pytest.approx(1.0, abs=0.01)
+    assert sum(v["seconds"] for v in shares.values()) <= rows[0]["seconds"] * 1.05  # one worker: at most its wall time
+    assert "where 1 worker's time went" in text and "generate " in text and "compile and run " in text
 
 
 def test_bench_validate_puts_the_validator_beside_concrete_execution(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ with fresh seeds for its seeded run-time values."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -115,3 +116,15 @@ def test_an_error_of_the_generator_itself_is_an_internal_error_not_a_finding(mon
     monkeypatch.setattr(cases_module, "graphs", broken_generator)
     with pytest.raises(InternalError, match="case generator or oracle: InvariantViolation: G-1"):
         run_chunk(Chunk(0, chunk_seed(0, 0), 5, CampaignConfig(budget=None, max_cases=5)))
+
+
+def test_a_chunk_says_where_its_time_went():
+    config = CampaignConfig(budget=None, max_cases=20, out=None)
+    start = time.time()
+    result = run_chunk(Chunk(0, chunk_seed(3, 0), 20, config))
+    took = time.time() - start
+    seconds = dict(result.seconds_by_stage)
+    assert {"generate", "verify", "compile", "symbolic"} <= set(seconds) and "reduce" not in seconds  # nothing failed
+    assert all(v >= 0 for v in seconds.values()) and sum(seconds.values()) <= took + 0.01
+    found = run_chunk(Chunk(0, chunk_seed(3, 0), 50, CampaignConfig(budget=None, max_cases=50, out=None, mutant="alloc-early-free")))
+    assert found.found and dict(found.seconds_by_stage)["reduce"] > 0  # its failure was reduced

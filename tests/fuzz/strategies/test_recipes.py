@@ -47,8 +47,9 @@ def test_graphs_sometimes_take_the_max_of_int32_values_that_stay_valid_ids():
     from fuzz.strategies import graphs
 
     ops = [OpKind.MAX, OpKind.EMBEDDING_UPDATE, OpKind.SAVE]
+    # every op on (no swarm) and room for a max before its table: about 1 graph in 170
     graph = find(
-        graphs(ops=ops, max_nodes=6),
+        graphs(ops=ops, max_nodes=8, swarm=False),
         lambda g: bool(_int32_maxima(g)) and any(n.op is OpKind.EMBEDDING_UPDATE and n.inputs[0].name in _int32_maxima(g) for n in g.nodes),
         settings=settings(max_examples=2000, database=None),
     )
