@@ -128,10 +128,12 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
 def _count(ctx: GraphContext, order: tuple[str, ...] | None) -> None:
     """Count a schedule unless its order was checked for this graph already
     (a scheduler's order that another choice gave too: its program is the
-    one that passed, not checked again). ``None`` (nothing compiled: it is
-    not known which order it was) counts."""
+    one that passed, not checked again) or orders no node (a graph that is
+    all dead code: its empty program is checked, but there was nothing to
+    schedule). ``None`` (nothing compiled: it is not known which order it
+    was) counts."""
     if order is not None:
-        if order in ctx.orders_checked:
+        if order in ctx.orders_checked or not order:
             return
         ctx.orders_checked.add(order)
     ctx.schedules += 1

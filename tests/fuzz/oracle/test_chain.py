@@ -152,6 +152,19 @@ def test_a_schedule_counts_once_per_distinct_order():
     assert list(iter_findings(ctx, choices, ["O0", "O2"])) == [] and ctx.schedules == 1
 
 
+def test_an_order_of_no_nodes_is_checked_but_not_counted():
+    from refcompiler.graph_json import graph_from_doc
+
+    doc = {
+        "format": "refc-graph/1",
+        "name": "dead",
+        "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [4], "init": {"seed": 1}}],
+        "nodes": [{"name": "n", "op": "neg", "inputs": ["A"]}],  # nothing reads or saves it: all dead code
+    }
+    report = check_case(Case(graph_from_doc(doc)), schedulers=("topo", "memory"))
+    assert report.finding is None and report.schedules == 0 and report.seconds["compile"] > 0  # compiled and run all the same
+
+
 def _one_node_graph():
     from refcompiler.graph_json import graph_from_doc
 

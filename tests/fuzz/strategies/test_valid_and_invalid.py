@@ -197,3 +197,16 @@ def test_a_chain_reads_its_own_value_even_where_a_recipe_asks_for_an_activation(
             raise AssertionError(f"the chain's builder was asked for {name}")
     only = _Only(Never(), ints)  # type: ignore[arg-type]
     assert only.activation(lambda v: True, lambda: None, lambda: None) is ints
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(graphs())
+def test_a_graph_with_a_result_to_save_is_not_all_dead_code(g):
+    from refcompiler.driver import scheduled_graph
+    from refcompiler.verifier import infer_types
+
+    types = infer_types(g)
+    read = {r.name for n in g.nodes for r in n.inputs}
+    savable = [n for n in g.nodes if n.name not in read and any(len(types[(n.name, k)].shape) >= 1 for k in range(len(n.spec.results)))]
+    if savable and len(g.nodes) < 10:
+        assert scheduled_graph(g).nodes, "graph DCE removes every node"
