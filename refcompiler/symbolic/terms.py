@@ -52,6 +52,8 @@ class Terms:
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
         self.index: dict[tuple, int] = {}
         self.kernel_memo: dict[tuple, tuple] = {}  # see ``kernels.run_symbolic_kernel``
+        self.step_memo: dict[tuple, tuple] = {}  # see ``interpreter.SymbolicMachine.compute``
+        self.step_keys: dict[tuple, int] = {}
         self.true = self._make(("bconst", True), Sort.B)
         self.false = self._make(("bconst", False), Sort.B)
         self.poison_f = self._make(("poison",), Sort.F)
@@ -71,6 +73,11 @@ class Terms:
         self._codes[tid] = _CODE[sort]
         self.index[node] = tid
         return tid
+
+    def intern_key(self, key: tuple) -> int:
+        """A small int standing for the hashable ``key``, the same for equal keys
+        of this table (so a memo key hashes an int, not the tuple, per lookup)."""
+        return self.step_keys.setdefault(key, len(self.step_keys))
 
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
