@@ -39,6 +39,7 @@ class Sort(enum.Enum):
 
 
 _CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
+_F, _I = Sort.F, Sort.I
 
 
 class Terms:
@@ -70,7 +71,7 @@ class Terms:
         self.sorts.append(sort)
         if tid >= self._codes.size:
             self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
-        self._codes[tid] = _CODE[sort]
+        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # _CODE[sort], without hashing the enum
         self.index[node] = tid
         return tid
 
@@ -81,7 +82,8 @@ class Terms:
 
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
-        return bool((self._codes[ids] == _CODE[sort]).all())
+        codes = self._codes[ids]
+        return not codes.any() if sort is _F else bool((codes == _CODE[sort]).all())  # F is code 0
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]
