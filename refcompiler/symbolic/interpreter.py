@@ -79,13 +79,19 @@ class _Loc:
         return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
 
 
+def _form(loc: _Loc) -> tuple[tuple[int, ...], bool]:
+    """All a read's values depend on besides its words: its shape and whether it
+    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
+    return loc.type.shape, loc.type.dtype is Dtype.INT32
+
+
 class _Step:
     """One instruction resolved against a machine's memory, the same in every
     run (offsets, views and in-place lists are fixed): ``poisoned`` before it
     computes, ``targets`` written in order chunk by chunk (``aliased``: the
     target overlaps a read, so later chunks recompute), ``reads`` what its
     values are a function of, with ``key`` (the swap points installed, the op,
-    attributes and read types; interned to an int per term table)."""
+    attributes and each read's ``_form``; interned to an int per term table)."""
 
     __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "reads", "n_in", "attrs", "key", "region", "owner")
 
@@ -183,7 +189,7 @@ class SymbolicMachine:
                 steps.append(_Step(instr, region=self.region(instr.name), owner=self.ids[instr.name]))
             elif instr.opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
-                key = self.terms.intern_key((swaps, Opcode.COPY, source.type))
+                key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
                 steps.append(_Step(instr, (dest,), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
             elif instr.opcode is Opcode.KERNEL:
                 steps.append(self.kernel_step(instr, swaps))
@@ -200,7 +206,7 @@ class SymbolicMachine:
         poisoned = tuple(out for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]))
         targets, reads = (*outs, *state), (*ins, *state)
         aliased = tuple(any(t.overlaps(r) for r in reads) for t in targets)
-        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(r.type for r in reads)))
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(_form(r) for r in reads)))
         return _Step(instr, poisoned, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
