@@ -135,7 +135,10 @@ class SymbolicMachine:
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
         self.arena = np.full(program.peak_bytes // WORD, self.terms.poison_f, dtype=np.int64)
         self.owner = np.full(self.arena.size, -1, dtype=np.int32)
-        self.module = {b.name: np.full(b.type.size, self.terms.poison_f, dtype=np.int64) for b in program.buffers}
+        words = np.full(sum(b.type.size for b in program.buffers), self.terms.poison_f, dtype=np.int64)
+        self.module, at = {}, 0  # one array per module buffer: disjoint slices of one allocation
+        for b in program.buffers:
+            self.module[b.name], at = words[at : at + b.type.size], at + b.type.size
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}
         self.ids: dict[str, int] = {}
