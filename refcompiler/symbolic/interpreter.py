@@ -95,9 +95,19 @@ class _Step:
 
     __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "reads", "n_in", "attrs", "key", "region", "owner")
 
-    def __init__(self, instr: Instr, poisoned: tuple = (), targets: tuple = (), aliased: tuple = (), reads: tuple = (),
-                 n_in: int = 0, attrs: Mapping[str, object] | None = None, key: int = -1,
-                 region: tuple[int, int] = (0, 0), owner: int = -1) -> None:  # fmt: skip
+    def __init__(
+        self,
+        instr: Instr,
+        poisoned: tuple[_Loc, ...] = (),
+        targets: tuple[_Loc, ...] = (),
+        aliased: tuple[bool, ...] = (),
+        reads: tuple[_Loc, ...] = (),
+        n_in: int = 0,
+        attrs: Mapping[str, object] | None = None,
+        key: int = -1,
+        region: tuple[int, int] = (0, 0),
+        owner: int = -1,
+    ) -> None:
         self.instr, self.opcode, self.poisoned, self.targets, self.aliased = instr, instr.opcode, poisoned, targets, aliased
         self.reads, self.n_in, self.attrs, self.key, self.region, self.owner = reads, n_in, attrs, key, region, owner
 
@@ -149,9 +159,8 @@ class SymbolicMachine:
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
-        self.outputs = [
-            (b.name, _Loc(self.module[b.name], 0, b.type.size, b.type, b)) for b in program.buffers if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED)
-        ]
+        kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
+        self.outputs = [(b.name, _Loc(self.module[b.name], 0, b.type.size, b.type, b)) for b in program.buffers if b.kind in kept]
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -272,7 +281,8 @@ class SymbolicMachine:
         if step.opcode is Opcode.COPY:
             out = (values[0],)
         else:
-            results, new_state = run_symbolic_kernel(self.ctx, step.instr.op, values[: step.n_in], values[step.n_in :], step.attrs)  # type: ignore[arg-type]
+            ins, state = values[: step.n_in], values[step.n_in :]
+            results, new_state = run_symbolic_kernel(self.ctx, step.instr.op, ins, state, step.attrs)  # type: ignore[arg-type]
             out = results + new_state
         flat = tuple(np.array(v, dtype=np.int64).reshape(-1) for v in out)
         for v in flat:

@@ -187,7 +187,8 @@ def test_a_step_found_replays_its_guards_and_its_values_cannot_be_written():
     for _ in range(2):
         ctx = Context(t)
         m = SymbolicMachine(program, ctx)
-        m.load({b.name: np.array([t.sym(f"{b.name}{i}", sort_of(b.type.dtype)) for i in range(b.type.size)], dtype=np.int64) for b in program.buffers})
+        for b in program.buffers:
+            m.load({b.name: np.array([t.sym(f"{b.name}{i}", sort_of(b.type.dtype)) for i in range(b.type.size)], dtype=np.int64)})
         m.run()
         guards.append(ctx.guards)
     assert guards[0] and guards[1] == guards[0]
