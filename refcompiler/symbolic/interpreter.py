@@ -15,7 +15,8 @@ and int32 -1, so float poison read as int32 is the integer -1 and back.
 Each program is planned once (``_Step``: operands resolved, the poisoning
 and aliasing decided) and run from the plan. A step's values (a copy's
 source, a kernel's results and new state) are a pure function of the words
-it reads, its op, attributes and read types; they are remembered per term
+it reads, its op, attributes and the shape and sort each operand is read in;
+they are remembered per term
 table under that key and the swap points installed, so the many programs
 of one graph (and their second run) mostly find them. The key holds the
 words as they are when the chunk computes, so an in-place chunk that reads
@@ -120,6 +121,7 @@ _SPEC_MEMO_SIZE = 4096
 
 
 def _spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
+    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
     key = (swaps, instr.op, instr.attrs, n_out)
     found = _SPEC_MEMO.get(key)
     if found is None:
