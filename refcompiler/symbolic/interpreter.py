@@ -16,11 +16,10 @@ Each program is planned once (``_Step``: operands resolved, the poisoning
 and aliasing decided) and run from the plan. A step's values (a copy's
 source, a kernel's results and new state) are a pure function of the words
 it reads, its op, attributes and the shape and sort each operand is read in;
-they are remembered per term
-table under that key and the swap points installed, so the many programs
-of one graph (and their second run) mostly find them. The key holds the
-words as they are when the chunk computes, so an in-place chunk that reads
-what an earlier chunk wrote is another step.
+they are remembered per term table under that key and the swap points
+installed, so the many programs of one graph (and their second run) mostly
+find them. The key holds the words as they are when the chunk computes, so
+an in-place chunk that reads what an earlier chunk wrote is another step.
 
 The access rules of the sanitizer (IR-1..IR-5) are not re-checked here: the
 IR verifier has checked the program statically, and the concrete run that
