@@ -12,6 +12,15 @@ the whole-tensor symbolic kernel on memory as it is at that moment. A word
 is read in the sort of the operand's dtype: poison bytes are a float32 NaN
 and int32 -1, so float poison read as int32 is the integer -1 and back.
 
+Each program is planned once (``_Step``: operands resolved, the poisoning
+and aliasing decided) and run from the plan. A step's values (a copy's
+source, a kernel's results and new state) are a pure function of the words
+it reads, its op, attributes and the shape and sort each operand is read in;
+they are remembered per term table under that key and the swap points
+installed, so the many programs of one graph (and their second run) mostly
+find them. The key holds the words as they are when the chunk computes, so
+an in-place chunk that reads what an earlier chunk wrote is another step.
+
 The access rules of the sanitizer (IR-1..IR-5) are not re-checked here: the
 IR verifier has checked the program statically, and the concrete run that
 confirms a counterexample runs under the sanitizer.
@@ -19,9 +28,9 @@ confirms a counterexample runs under the sanitizer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Mapping
+from types import MappingProxyType
+from typing import Mapping
 
 import numpy as np
 
@@ -31,8 +40,9 @@ from refcompiler.errors import UsageError
 from refcompiler.interpreter import CHUNKS
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.spec import spec_of
-from refcompiler.symbolic.kernels import Context, run_symbolic_kernel
+from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
 from refcompiler.symbolic.terms import Sort
+from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of", "chunks"]
 
@@ -51,15 +61,13 @@ def chunks(size: int) -> tuple[tuple[int, int], ...]:
     return tuple(zip(bounds[:-1], bounds[1:], strict=True))
 
 
-@dataclass(frozen=True)
 class _Loc:
     """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
 
-    memory: np.ndarray
-    lo: int
-    hi: int
-    type: TensorType
-    buffer: Buffer | None
+    __slots__ = ("memory", "lo", "hi", "type", "buffer")
+
+    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
+        self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
 
     def flat(self) -> np.ndarray:
         return self.memory[self.lo : self.hi]
@@ -69,6 +77,61 @@ class _Loc:
 
     def same_words(self, other: "_Loc") -> bool:
         return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
+
+
+def _form(loc: _Loc) -> tuple[tuple[int, ...], bool]:
+    """All a read's values depend on besides its words: its shape and whether it
+    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
+    return loc.type.shape, loc.type.dtype is Dtype.INT32
+
+
+class _Step:
+    """One instruction resolved against a machine's memory, the same in every
+    run (offsets, views and in-place lists are fixed): ``poisoned`` before it
+    computes, ``targets`` written in order chunk by chunk (``aliased``: the
+    target overlaps a read, so later chunks recompute), ``reads`` what its
+    values are a function of, with ``key`` (the swap points installed, the op,
+    attributes and each read's ``_form``; interned to an int per term table)."""
+
+    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "reads", "n_in", "attrs", "key", "region", "owner")
+
+    def __init__(
+        self,
+        instr: Instr,
+        poisoned: tuple[_Loc, ...] = (),
+        targets: tuple[_Loc, ...] = (),
+        aliased: tuple[bool, ...] = (),
+        reads: tuple[_Loc, ...] = (),
+        n_in: int = 0,
+        attrs: Mapping[str, object] | None = None,
+        key: int = -1,
+        region: tuple[int, int] = (0, 0),
+        owner: int = -1,
+    ) -> None:
+        self.instr, self.opcode, self.poisoned, self.targets, self.aliased = instr, instr.opcode, poisoned, targets, aliased
+        self.reads, self.n_in, self.attrs, self.key, self.region, self.owner = reads, n_in, attrs, key, region, owner
+
+
+# What a kernel instruction's step takes from the op's spec (under the swap
+# points installed): (swaps, op, attrs) -> (attributes, their repr, in-place
+# inputs per result). Bounded: emptied when full.
+_SPEC_MEMO: dict[tuple, tuple] = {}
+_SPEC_MEMO_SIZE = 4096
+
+
+def _spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
+    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
+    key = (swaps, instr.op, instr.attrs, n_out)
+    found = _SPEC_MEMO.get(key)
+    if found is None:
+        assert instr.op is not None
+        spec = spec_of(instr.op)
+        attrs = MappingProxyType({a.name: a.default for a in spec.attrs} | instr.attr_dict())  # shared: read-only
+        found = (attrs, repr(sorted(attrs.items())), tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out)))
+        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
+            _SPEC_MEMO.clear()
+        _SPEC_MEMO[key] = found
+    return found
 
 
 class SymbolicMachine:
@@ -83,7 +146,10 @@ class SymbolicMachine:
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
         self.arena = np.full(program.peak_bytes // WORD, self.terms.poison_f, dtype=np.int64)
         self.owner = np.full(self.arena.size, -1, dtype=np.int32)
-        self.module = {b.name: np.full(b.type.size, self.terms.poison_f, dtype=np.int64) for b in program.buffers}
+        words = np.full(sum(b.type.size for b in program.buffers), self.terms.poison_f, dtype=np.int64)
+        self.module, at = {}, 0  # one array per module buffer: disjoint slices of one allocation
+        for b in program.buffers:
+            self.module[b.name], at = words[at : at + b.type.size], at + b.type.size
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}
         self.ids: dict[str, int] = {}
@@ -93,7 +159,9 @@ class SymbolicMachine:
                 self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
-        self.statics: dict[int, tuple] = {}  # per kernel's index: what ``static`` derives from it
+        self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
+        kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
+        self.outputs = [(b.name, _Loc(self.module[b.name], 0, b.type.size, b.type, b)) for b in program.buffers if b.kind in kept]
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -101,31 +169,58 @@ class SymbolicMachine:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        return {
-            b.name: self.read(_Loc(self.module[b.name], 0, b.type.size, b.type, b))
-            for b in self.program.buffers
-            if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED)
-        }
+        return {name: self.read(loc) for name, loc in self.outputs}
 
     def run(self) -> None:
-        self.arena.fill(self.terms.poison_f)
-        self.owner.fill(-1)
-        for index, instr in enumerate(self.program.instrs):
-            if instr.opcode is Opcode.ALLOC:
-                lo, hi = self.region(instr.name)
-                self.arena[lo:hi] = self.terms.poison_f
-                self.owner[lo:hi] = self.ids[instr.name]
-            elif instr.opcode is Opcode.DEALLOC:
-                lo, hi = self.region(instr.name)
-                mine = self.owner[lo:hi] == self.ids[instr.name]
-                self.arena[lo:hi][mine] = self.terms.poison_f
-                self.owner[lo:hi][mine] = -1
+        if self.steps is None:
+            self.steps = self.plan()
+        poison, arena, owner = self.terms.poison_f, self.arena, self.owner
+        arena.fill(poison)
+        owner.fill(-1)
+        for step in self.steps:
+            opcode = step.opcode
+            if opcode is Opcode.ALLOC:
+                lo, hi = step.region
+                arena[lo:hi] = poison
+                owner[lo:hi] = step.owner
+            elif opcode is Opcode.DEALLOC:
+                lo, hi = step.region
+                mine = owner[lo:hi] == step.owner
+                arena[lo:hi][mine] = poison
+                owner[lo:hi][mine] = -1
+            elif opcode is Opcode.COPY or opcode is Opcode.KERNEL:
+                for loc in step.poisoned:
+                    loc.memory[loc.lo : loc.hi] = poison
+                self.commit(step)
+
+    def plan(self) -> list[_Step]:
+        """Every instruction's ``_Step``; alloc, dealloc, copy and kernel only."""
+        swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
+        steps = []
+        for instr in self.program.instrs:
+            if instr.opcode is Opcode.ALLOC or instr.opcode is Opcode.DEALLOC:
+                steps.append(_Step(instr, region=self.region(instr.name), owner=self.ids[instr.name]))
             elif instr.opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
-                self.poison(dest)
-                self.commit([dest], [source], lambda: (self.read(source),))
+                key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
+                steps.append(_Step(instr, (dest,), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
             elif instr.opcode is Opcode.KERNEL:
-                self.kernel(index, instr)
+                steps.append(self.kernel_step(instr, swaps))
+        return steps
+
+    def kernel_step(self, instr: Instr, swaps: tuple) -> _Step:
+        """A kernel's ``_Step``: each ``@out`` is poisoned unless it is in a
+        declared in-place pair with an input it aliases exactly."""
+        kinds = [o.kind for o in instr.operands]
+        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
+        attrs, attrs_repr, inplace = _spec_facts(swaps, instr, n_out)
+        locs = [self.resolve(o) for o in instr.operands]
+        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
+        poisoned = tuple(out for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]))
+        targets, reads = (*outs, *state), (*ins, *state)
+        aliased = tuple(any(t.overlaps(r) for r in reads) for t in targets)
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(_form(r) for r in reads)))
+        return _Step(instr, poisoned, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
         lo = self.program.offset_of[name] // WORD
@@ -154,50 +249,46 @@ class SymbolicMachine:
                 words[i] = self.terms.as_sort(int(t), sort)
         return words.reshape(loc.type.shape)
 
-    def poison(self, loc: _Loc) -> None:
-        loc.flat()[:] = self.terms.poison_f
-
-    def commit(self, targets: list[_Loc], reads: list[_Loc], compute: Callable[[], tuple[np.ndarray, ...]]) -> None:
-        """Write each target chunk by chunk, in order. ``compute()`` gives every
-        target's value from memory as it is now; it is called again only when a
-        chunk wrote memory it reads (else it would return the same terms)."""
-        values: tuple[np.ndarray, ...] = ()
-        stale = True
-        for j, target in enumerate(targets):
-            aliased = any(target.overlaps(r) for r in reads)
+    def commit(self, step: _Step) -> None:
+        """Write each target chunk by chunk, in order, each chunk from
+        ``compute`` on memory as it is then; computed again only when a chunk
+        wrote memory it reads (else it would give the same terms)."""
+        values: tuple[np.ndarray, ...] | None = None
+        for j, target in enumerate(step.targets):
             flat = target.flat()
+            if not step.aliased[j]:  # every chunk from the same values: one write
+                values = values if values is not None else self.compute(step)
+                flat[:] = values[j]
+                continue
             for c, (lo, hi) in enumerate(chunks(target.type.size)):
-                if stale or (aliased and c > 0):
-                    values, stale = compute(), False
-                flat[lo:hi] = values[j].reshape(-1)[lo:hi]
-            stale = stale or aliased
+                if values is None or c > 0:
+                    values = self.compute(step)
+                flat[lo:hi] = values[j][lo:hi]
+            values = None
 
-    def static(self, index: int, instr: Instr) -> tuple:
-        """``(n_out, n_in, inplace inputs per result, attributes)`` of the kernel
-        at ``index``: functions of the instruction and the swap points (fixed for
-        a machine's runs), made in its first run."""
-        found = self.statics.get(index)
-        if found is None:
-            assert instr.op is not None
-            spec = spec_of(instr.op)
-            kinds = [o.kind for o in instr.operands]
-            n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
-            inplace = tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out))
-            found = self.statics[index] = (n_out, n_in, inplace, {a.name: a.default for a in spec.attrs} | instr.attr_dict())
-        return found
-
-    def kernel(self, index: int, instr: Instr) -> None:
-        n_out, n_in, inplace, attrs = self.static(index, instr)
-        locs = [self.resolve(o) for o in instr.operands]
-        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        for k, out in enumerate(outs):
-            if not any(i < len(ins) and ins[i].same_words(out) for i in inplace[k]):
-                self.poison(out)
-
-        def compute() -> tuple[np.ndarray, ...]:
-            results, new_state = run_symbolic_kernel(
-                self.ctx, instr.op, [self.read(x) for x in ins], [self.read(x) for x in state], attrs  # type: ignore[arg-type]
-            )
-            return results + new_state
-
-        self.commit(outs + state, ins + state, compute)
+    def compute(self, step: _Step) -> tuple[np.ndarray, ...]:
+        """Every target's flat value from memory as it is now: a copy's source, a
+        kernel's results then new state. Remembered per term table by the words
+        read and ``step.key`` (all it is a function of); the guards it adds are
+        replayed when found."""
+        key = (step.key, *(r.memory[r.lo : r.hi].tobytes() for r in step.reads))
+        memo, guards = self.terms.step_memo, self.ctx.guards
+        found = memo.get(key)
+        if found is not None:
+            guards.extend(found[1])
+            return found[0]
+        before = len(guards)
+        values = [self.read(r) for r in step.reads]
+        if step.opcode is Opcode.COPY:
+            out = (values[0],)
+        else:
+            ins, state = values[: step.n_in], values[step.n_in :]
+            results, new_state = run_symbolic_kernel(self.ctx, step.instr.op, ins, state, step.attrs)  # type: ignore[arg-type]
+            out = results + new_state
+        flat = tuple(np.array(v, dtype=np.int64).reshape(-1) for v in out)
+        for v in flat:
+            v.flags.writeable = False  # shared by every step that finds it
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+        memo[key] = found = (flat, tuple(guards[before:]))
+        return found[0]

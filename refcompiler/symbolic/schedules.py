@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from refcompiler.allocator import allocate
 from refcompiler.driver import Compiled, compile_graph
@@ -71,6 +72,12 @@ def canonical_text(program: Program) -> str:
     return "\n".join(_VALUE.sub(rename, ln) for ln in lines)
 
 
+@lru_cache(maxsize=8192)
+def _renamed(name: str) -> bool:
+    """Whether ``canonical_text`` renames ``name``: a whole ``%``-name."""
+    return name.startswith("%") and _VALUE.fullmatch(name) is not None
+
+
 def canonical_key(program: Program) -> tuple:
     """A hashable key such that programs with one key have one
     ``canonical_text``, made without printing (a tenth of the cost): every field
@@ -82,7 +89,7 @@ def canonical_key(program: Program) -> tuple:
     names: dict[str, int] = {}
 
     def r(name: str) -> object:
-        return names.setdefault(name, len(names)) if name.startswith("%") and _VALUE.fullmatch(name) else name
+        return names.setdefault(name, len(names)) if _renamed(name) else name
 
     allocs = {i.name for i in program.instrs if i.opcode is Opcode.ALLOC}
     offsets = program.offset_of

@@ -39,6 +39,7 @@ class Sort(enum.Enum):
 
 
 _CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
+_F, _I = Sort.F, Sort.I
 
 
 class Terms:
@@ -52,6 +53,8 @@ class Terms:
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
         self.index: dict[tuple, int] = {}
         self.kernel_memo: dict[tuple, tuple] = {}  # see ``kernels.run_symbolic_kernel``
+        self.step_memo: dict[tuple, tuple] = {}  # see ``interpreter.SymbolicMachine.compute``
+        self.step_keys: dict[tuple, int] = {}
         self.true = self._make(("bconst", True), Sort.B)
         self.false = self._make(("bconst", False), Sort.B)
         self.poison_f = self._make(("poison",), Sort.F)
@@ -68,13 +71,19 @@ class Terms:
         self.sorts.append(sort)
         if tid >= self._codes.size:
             self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
-        self._codes[tid] = _CODE[sort]
+        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # _CODE[sort], without hashing the enum
         self.index[node] = tid
         return tid
 
+    def intern_key(self, key: tuple) -> int:
+        """A small int standing for the hashable ``key``, the same for equal keys
+        of this table (so a memo key hashes an int, not the tuple, per lookup)."""
+        return self.step_keys.setdefault(key, len(self.step_keys))
+
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
-        return bool((self._codes[ids] == _CODE[sort]).all())
+        codes = self._codes[ids]
+        return not codes.any() if sort is _F else bool((codes == _CODE[sort]).all())  # F is code 0
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]

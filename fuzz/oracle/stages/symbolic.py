@@ -46,10 +46,11 @@ def check(ctx: RunContext) -> Finding | None:
     g = ctx.case
     if ctx.compiled is None or ctx.got is None or not g.symbolic_enabled:
         return None  # nothing ran, or the stage is off for this graph
-    key = canonical_key(ctx.compiled.program)  # equal keys: equal canonical text
-    if key in g.symbolic_seen:
+    seen = g.symbolic_seen
+    before = len(seen)
+    seen.add(canonical_key(ctx.compiled.program))  # equal keys: equal canonical text (hashed once)
+    if len(seen) == before:
         return None  # this program was validated already (a finding ends the chain)
-    g.symbolic_seen.add(key)
     try:
         reference = g.symbolic_reference  # outside the mutant: the oracle
         with activate(g.mutant):

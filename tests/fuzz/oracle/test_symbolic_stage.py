@@ -12,10 +12,11 @@ import pytest
 from fuzz.case import case_inputs
 from fuzz.corpus import load_case
 from fuzz.oracle.chain import CHAIN, iter_findings
-from fuzz.oracle.context import GraphContext
+from fuzz.oracle.context import GraphContext, RunContext, reference_runs
 from fuzz.oracle.finding import Stage
 from fuzz.oracle.stages import compile_run, proof, reference, symbolic, verify
 from fuzz.schedules import ScheduleChoice, ScheduleSource
+from refcompiler.driver import compile_graph
 from refcompiler.graph_json import load_graph
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,3 +66,18 @@ def test_default_is_on_for_small_graphs_only():
     from refcompiler.proofs.scale import large_graph
 
     assert not GraphContext(large_graph(200, seed=0)).symbolic_enabled
+
+
+
+def test_a_program_seen_again_is_not_validated_again(monkeypatch: pytest.MonkeyPatch):
+    calls: list[object] = []
+    real = symbolic.validate_compiled
+    monkeypatch.setattr(symbolic, "validate_compiled", lambda graph, compiled, **kw: calls.append(compiled) or real(graph, compiled, **kw))
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    g = GraphContext(graph, symbolic=True)
+    choice = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    for pipeline in ("O0", "O0", "O2", "O0"):
+        compiled = compile_graph(graph, pipeline=pipeline)  # a new, equal program each time
+        run = RunContext(g, choice, pipeline, compiled=compiled, order=compiled.schedule, got=reference_runs(graph))
+        assert symbolic.check(run) is None
+    assert [c.program.passes for c in calls] == [compile_graph(graph, pipeline=p).program.passes for p in ("O0", "O2")]

@@ -3,15 +3,24 @@ stays exact, an aliasing bug shows up as poison or as a different term."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
-from refcompiler.ir_text import parse_program
-from refcompiler.symbolic.interpreter import SymbolicMachine, chunks
-from refcompiler.symbolic.kernels import Context
+from refcompiler.driver import compile_graph
+from refcompiler.graph_json import load_graph
 from refcompiler.interpreter import CHUNKS, _chunks, execute
+from refcompiler.ir_text import parse_program
 from refcompiler.mutants import activate
+from refcompiler.spec import spec_of
+from refcompiler.symbolic import interpreter as symbolic_interpreter
+from refcompiler.symbolic.interpreter import SymbolicMachine, chunks, sort_of
+from refcompiler.symbolic.kernels import Context
 from refcompiler.symbolic.terms import Sort, Terms
+from refcompiler.variants import installed
 
+ROOT = Path(__file__).resolve().parents[3]
 HEAD = """program "t"
 peak_bytes 16
 buffer p : placeholder float32[4] init {"seed": 0}
@@ -97,3 +106,91 @@ def test_views_alias_their_source():
         "   5: dealloc %a\n"
     )
     assert [int(x) for x in q] == [t.app("neg", (e,)) for e in p]
+
+
+
+# -- the step memo (``SymbolicMachine.compute``): found only where nothing it depends on changed
+
+STENCIL = (
+    "   0: alloc   %a : float32[4] at 0\n"
+    "   1: kernel  a = neg(@out %a, @in p)\n"
+    "   2: kernel  r = roll(@out %a, @in %a)\n"
+    "   3: copy    s(@out q, @in %a)\n"
+    "   4: dealloc %a\n"
+)
+ROLL_APART = (
+    "   0: alloc   %a : float32[4] at 0\n"
+    "   1: alloc   %b : float32[4] at 16\n"
+    "   2: kernel  a = neg(@out %a, @in p)\n"
+    "   3: kernel  r = roll(@out %b, @in %a)\n"
+    "   4: copy    s(@out q, @in %b)\n"
+    "   5: dealloc %a\n"
+    "   6: dealloc %b\n"
+)
+
+
+def run_on(t: Terms, body: str, peak: int = 16) -> tuple[list[int], Context]:
+    """Run ``body`` once on the shared table ``t``; ``q`` after it, and the context."""
+    ctx = Context(t)
+    m = SymbolicMachine(parse_program(HEAD.replace("peak_bytes 16", f"peak_bytes {peak}") + body), ctx)
+    m.load({n: np.array([t.sym(f"{n}{i}", Sort.F) for i in range(4)], dtype=np.int64) for n in "pq"})
+    m.run()
+    return [int(e) for e in m.read_back()["q"]], ctx
+
+
+def negs(t: Terms) -> list[int]:
+    return [t.app("neg", (t.sym(f"p{i}", Sort.F),)) for i in range(4)]
+
+
+def test_a_stencil_in_place_is_not_served_the_whole_tensor_result_found_before():
+    """One term table sees roll out of place (one whole roll, remembered), then
+    in place (mutant inplace-stencil): each later chunk reads words earlier
+    chunks wrote, so it is another step, computed, not the roll found."""
+    t = Terms()
+    n = negs(t)
+    assert run_on(t, ROLL_APART, peak=32)[0] == [n[3], n[0], n[1], n[2]]
+    with activate("inplace-stencil"):
+        assert run_on(t, STENCIL)[0] == [n[3], n[3], n[3], n[2]]
+
+
+def test_a_steps_in_place_lists_are_asked_again_under_other_swap_points():
+    """roll over its input under the correct spec (its @out poisoned), then under
+    the mutant's (in place) on one table, then correct again."""
+    t = Terms()
+    n = negs(t)
+    assert run_on(t, STENCIL)[0] == [t.poison_f] * 4
+    with activate("inplace-stencil"):
+        assert run_on(t, STENCIL)[0] == [n[3], n[3], n[3], n[2]]
+    assert run_on(t, STENCIL)[0] == [t.poison_f] * 4
+
+
+NEG = "   0: alloc   %a : float32[4] at 0\n   1: kernel  a = neg(@out %a, @in p)\n   2: copy    s(@out q, @in %a)\n   3: dealloc %a\n"
+
+
+def test_a_step_found_is_not_computed_again_unless_the_swap_points_differ(monkeypatch: pytest.MonkeyPatch):
+    calls: list[object] = []
+    real = symbolic_interpreter.run_symbolic_kernel
+    monkeypatch.setattr(symbolic_interpreter, "run_symbolic_kernel", lambda *a: calls.append(a[1]) or real(*a))
+    t = Terms()
+    first = run_on(t, NEG)[0]
+    assert len(calls) == 1
+    assert run_on(t, NEG)[0] == first and len(calls) == 1  # found: the same op on the same words
+    with installed({spec_of: spec_of.original}):  # another swap table, however harmless
+        assert run_on(t, NEG)[0] == first
+    assert len(calls) == 2
+
+
+def test_a_step_found_replays_its_guards_and_its_values_cannot_be_written():
+    program = compile_graph(load_graph(ROOT / "examples" / "embedding_update.json")).program
+    t = Terms()
+    guards = []
+    for _ in range(2):
+        ctx = Context(t)
+        m = SymbolicMachine(program, ctx)
+        for b in program.buffers:
+            m.load({b.name: np.array([t.sym(f"{b.name}{i}", sort_of(b.type.dtype)) for i in range(b.type.size)], dtype=np.int64)})
+        m.run()
+        guards.append(ctx.guards)
+    assert guards[0] and guards[1] == guards[0]
+    for values, _ in t.step_memo.values():
+        assert all(not v.flags.writeable for v in values)
