@@ -206,6 +206,21 @@ class _Planner:
         """Where ``operand``'s bytes are; IR-1 unless it names a module buffer,
         a live activation, or a defined view of one."""
         name = operand.name
+        if name in self.views and name not in self.alloc_types:
+            name, type_ = self.through_views(name)
+        else:
+            type_ = None
+        buffer = self.program.buffer_by_name.get(name)
+        if buffer is not None:
+            return Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
+        if name in self.alloc_types:
+            self.shadow.check_activation_live(self.index, operand.name, name)
+            lo, hi = self.region(name)
+            return Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
+        raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+
+    def through_views(self, name: str) -> tuple[str, TensorType | None]:
+        """The name behind view ``name`` and the type it is seen as (the first view's)."""
         chain = [name]
         type_: TensorType | None = None
         while name in self.views and name not in self.alloc_types:
@@ -216,14 +231,7 @@ class _Planner:
                 raise self.fail("IR-1", f"views {' -> '.join(chain + [source])} form a cycle", name)
             chain.append(source)
             name = source
-        buffer = self.program.buffer_by_name.get(name)
-        if buffer is not None:
-            return Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
-        if name in self.alloc_types:
-            self.shadow.check_activation_live(self.index, operand.name, name)
-            lo, hi = self.region(name)
-            return Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
-        raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+        return name, type_
 
     def prepare(self, instr: Instr) -> list[Loc]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
@@ -257,17 +265,23 @@ class _Planner:
     def kernel(self, instr: Instr) -> None:
         self.signature(instr)
         spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
-        n_out, n_in = len(instr.operands_of(OperandKind.OUT)), len(instr.operands_of(OperandKind.IN))
+        kinds = [o.kind for o in instr.operands]
+        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
         attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state
         poison = []
         for k, out in enumerate(outs):
-            if any(out.overlaps(r) for r in reads) and not any(
-                i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)
-            ):
+            if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
                 poison.append(out)
-        targets = tuple((t, any(t.overlaps(r) for r in reads)) for t in outs + state)
+        targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
         self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
         self.wrote(outs + state)
+
+
+def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:
+    for other in others:
+        if loc.memory == other.memory and loc.lo < other.hi and other.lo < loc.hi:
+            return True
+    return False

@@ -42,6 +42,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from specs import Dtype
+
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.execution_plan import CHUNKS, CopyStep, KernelStep, Loc, _chunks, plan_of
 from refcompiler.graph import Storage, StorageKind, initial_value
@@ -99,7 +101,7 @@ class _Machine:
         if unknown:
             raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
         for b in self.program.buffers:
-            dtype = np.dtype(b.type.dtype.value)
+            dtype = _dtype(b.type.dtype)
             if b.kind is not BufferKind.CONSTANT and b.name in values:
                 value = np.asarray(values[b.name])
                 if value.shape != b.type.shape or value.dtype != dtype:
@@ -121,7 +123,7 @@ class _Machine:
         out = {}
         for b in self.program.buffers:
             if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED):
-                out[b.name] = self.module[b.name].view(np.dtype(b.type.dtype.value)).reshape(b.type.shape).copy()
+                out[b.name] = self.module[b.name].view(_dtype(b.type.dtype)).reshape(b.type.shape).copy()
         return out
 
     # -- one run ---------------------------------------------------------------
@@ -142,7 +144,7 @@ class _Machine:
         return (self.arena if loc.memory is None else self.module[loc.memory])[loc.lo : loc.hi]
 
     def array(self, loc: Loc) -> np.ndarray:
-        return self.memory(loc).view(np.dtype(loc.type.dtype.value)).reshape(loc.type.shape)
+        return self.memory(loc).view(_dtype(loc.type.dtype)).reshape(loc.type.shape)
 
     def bind(self, step: KernelStep | CopyStep) -> Callable[[], None]:
         if isinstance(step, CopyStep):
@@ -223,6 +225,11 @@ class _KernelRun:
             op = self.op.value if self.op is not None else "?"
             raise ExecutionError(f"node '{self.step.instr.name}' ({op}): {e}", node=self.step.instr.name) from None
         return results + new_state
+
+
+@lru_cache(maxsize=None)  # one per dtype
+def _dtype(dtype: Dtype) -> np.dtype:
+    return np.dtype(dtype.value)
 
 
 @lru_cache(maxsize=1024)
