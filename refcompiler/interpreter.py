@@ -31,8 +31,8 @@ second run starts from the first run's placeholders and owned state, with a
 fresh arena. The sanitizer reports the first bad access as an
 ``InvariantViolation`` (its checks do not depend on the data: they run once
 per program, ``refcompiler.execution_plan``, and every run raises the
-violation where its checks would have found it); a kernel's run-time error (an embedding id out of
-range) is an ``ExecutionError`` naming the node.
+violation where its checks would have found it); a kernel's run-time error
+(an embedding id out of range) is an ``ExecutionError`` naming the node.
 """
 
 from __future__ import annotations
