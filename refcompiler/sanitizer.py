@@ -73,18 +73,20 @@ class Shadow:
         self.state[lo:hi] = UNINIT
         self.owner[lo:hi] = self.ids[name]
 
-    def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray:
-        """End ``name``; returns the mask (over ``lo:hi``) of the bytes it still owned,
-        which the interpreter poisons. Bytes another activation took over stay its."""
+    def dealloc(self, index: int, name: str, lo: int, hi: int) -> None:
+        """End ``name``: the bytes it still owns die. Bytes another activation took over stay its."""
         if name not in self.live:
             why = f"already deallocated at instruction {self.freed[name]}" if name in self.freed else "not allocated"
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
         del self.live[name]
         self.freed[name] = index
-        mine = self.owner[lo:hi] == self.ids[name]
-        self.state[lo:hi][mine] = DEAD
-        self.owner[lo:hi][mine] = NO_OWNER
-        return mine
+        owner, state = self.owner[lo:hi], self.state[lo:hi]
+        mine = owner == self.ids[name]
+        if mine.all():  # the common case: no other activation overlaps it
+            state[:], owner[:] = DEAD, NO_OWNER
+            return
+        state[mine] = DEAD
+        owner[mine] = NO_OWNER
 
     def define_view(self, name: str) -> None:
         self.views.add(name)

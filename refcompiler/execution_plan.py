@@ -1,0 +1,287 @@
+"""The execution plan of an allocated program (DESIGN §5): everything the IR
+interpreter derives from the program alone, made once and cached.
+
+Every sanitizer check (``refcompiler.sanitizer``) is a function of the program
+and not of the values: the shadow state follows the allocs, deallocs and
+writes, which run in program order whatever the data, and it is reset at the
+start of every run. So the checks are run once, here, in exactly the order the
+interpreter used to run them; the plan keeps
+
+- ``steps``: the data instructions (kernels and copies) before the first
+  violation, each with its operands resolved to byte ranges, which outputs to
+  poison, and which results are committed chunk by chunk;
+- ``failure``: the first violation (or other error) the checks raise, which
+  every run raises after running ``steps`` -- exactly where the interpreter's
+  run would have raised it, since everything before it is data work.
+
+What a plan depends on besides the program: the swap points (``spec_of`` gives
+the in-place lists and the signatures). ``plan_of`` caches plans by the
+identity of the program (immutable) and of the swap table installed
+(``variants.active``, held by the entry, so its identity is not reused); the
+cache is bounded.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
+
+from specs import TensorType
+
+from refcompiler import variants
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
+from refcompiler.ir_text import ir_violation
+from refcompiler.sanitizer import Shadow
+from refcompiler.spec import spec_of
+
+__all__ = ["CHUNKS", "Loc", "KernelStep", "CopyStep", "Plan", "plan_of"]
+
+CHUNKS = 3  # chunks per result (fewer when it has fewer elements)
+CACHE_SIZE = 64  # plans kept (most recently used)
+
+
+@lru_cache(maxsize=1024)
+def _chunks(size: int) -> tuple[tuple[int, int], ...]:
+    """``CHUNKS`` consecutive pieces of ``range(size)`` (at least two when ``size >= 2``)."""
+    k = max(1, min(size, CHUNKS))
+    bounds = [size * i // k for i in range(k + 1)]
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+class Loc(NamedTuple):
+    """Where an operand's bytes are: bytes ``lo:hi`` of ``memory`` (a module
+    buffer's name, ``None`` for the arena) seen as ``type``. ``origin`` is the
+    activation or module buffer behind the name; ``buffer`` is that module
+    buffer, ``None`` for the arena."""
+
+    origin: str
+    memory: str | None
+    lo: int
+    hi: int
+    type: TensorType
+    buffer: Buffer | None
+
+    def same_bytes(self, other: "Loc") -> bool:
+        return self.memory == other.memory and self.lo == other.lo and self.hi == other.hi
+
+    def overlaps(self, other: "Loc") -> bool:
+        return self.memory == other.memory and self.lo < other.hi and other.lo < self.hi
+
+
+class KernelStep(NamedTuple):
+    """A kernel: ``poison`` are the ``@out`` results poisoned before it runs
+    (those not in place that overlap bytes it reads: poison elsewhere is
+    overwritten before anything can read it); ``targets`` are the results
+    (``@out`` then ``@inout``) in commit order, each with whether it overlaps
+    what the kernel reads (then it is committed chunk by chunk, the kernel
+    computed again after each chunk)."""
+
+    index: int
+    instr: Instr
+    attrs: dict[str, object]
+    ins: tuple[Loc, ...]
+    state: tuple[Loc, ...]
+    poison: tuple[Loc, ...]
+    targets: tuple[tuple[Loc, bool], ...]
+
+
+class CopyStep(NamedTuple):
+    """A copy of ``source`` into ``dest`` (the same type); when they overlap,
+    ``dest`` is poisoned and copied chunk by chunk."""
+
+    index: int
+    instr: Instr
+    dest: Loc
+    source: Loc
+    overlap: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[KernelStep | CopyStep, ...]
+    failure: Exception | None
+    # module buffer -> the bytes of its initial value, when it is a function of
+    # the program alone (filled by the interpreter on first use)
+    initial: dict[str, bytes] = field(default_factory=dict, compare=False)
+
+    def raise_failure(self) -> None:
+        """Raise ``failure`` (a fresh copy of a violation: each run raises its own)."""
+        f = self.failure
+        if f is None:
+            return
+        if isinstance(f, InvariantViolation):
+            raise f.at(f.stage)
+        raise f
+
+
+_CACHE: OrderedDict[int, tuple[Program, object, Plan]] = OrderedDict()
+
+
+def plan_of(program: Program) -> Plan:
+    """The plan of allocated ``program`` under the swap points installed now."""
+    swaps = variants.active()
+    hit = _CACHE.get(id(program))
+    if hit is not None and hit[0] is program and hit[1] is swaps:
+        _CACHE.move_to_end(id(program))
+        return hit[2]
+    plan = _Planner(program).plan()
+    _CACHE[id(program)] = (program, swaps, plan)  # holds program: its id is not reused meanwhile
+    _CACHE.move_to_end(id(program))
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return plan
+
+
+class _Planner:
+    """One run's checks, in the interpreter's order, without the data."""
+
+    def __init__(self, program: Program):
+        assert program.peak_bytes is not None  # the interpreter checks it first
+        self.program = program
+        self.arena_size = program.peak_bytes
+        self.offsets = program.offset_of
+        self.alloc_types: dict[str, TensorType] = {}
+        self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        for instr in program.instrs:
+            if instr.opcode is Opcode.ALLOC and instr.type is not None:
+                self.alloc_types.setdefault(instr.name, instr.type)
+            elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
+                self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+        self.shadow = Shadow(program, program.peak_bytes)
+        self.index = 0
+        self.steps: list[KernelStep | CopyStep] = []
+
+    def plan(self) -> Plan:
+        step = {Opcode.ALLOC: self.alloc, Opcode.DEALLOC: self.dealloc, Opcode.VIEW: self.view, Opcode.COPY: self.copy}
+        try:
+            for index, instr in enumerate(self.program.instrs):
+                self.index = index
+                step.get(instr.opcode, self.kernel)(instr)
+            self.shadow.finish()
+        except Exception as e:  # raised by every run, after the steps before it
+            return Plan(tuple(self.steps), e)
+        return Plan(tuple(self.steps), None)
+
+    def fail(self, inv: str, message: str, *names: str) -> Exception:
+        return ir_violation(self.program, self.index, inv, message, *names)
+
+    def region(self, name: str) -> tuple[int, int]:
+        """The arena bytes of activation ``name``."""
+        if name not in self.offsets:
+            raise self.fail("MEM-1", f"activation {name} has no arena offset", name)
+        lo = self.offsets[name]
+        hi = lo + self.alloc_types[name].nbytes
+        if lo < 0 or hi > self.arena_size:
+            raise self.fail("MEM-1", f"{name} at bytes [{lo}, {hi}) lies outside the arena of {self.arena_size} bytes", name)
+        return lo, hi
+
+    def alloc(self, instr: Instr) -> None:
+        if instr.name not in self.alloc_types:
+            raise self.fail("IR-1", f"alloc of {instr.name} without a type", instr.name)
+        lo, hi = self.region(instr.name)
+        self.shadow.alloc(self.index, instr.name, lo, hi)
+
+    def dealloc(self, instr: Instr) -> None:
+        if instr.name not in self.alloc_types:
+            raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
+        lo, hi = self.region(instr.name)
+        self.shadow.dealloc(self.index, instr.name, lo, hi)
+
+    def view(self, instr: Instr) -> None:
+        if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
+            raise self.fail("IR-1", "a view takes one @in source and has a type", instr.name)
+        source = self.resolve(instr.operands[0])
+        # a view reads nothing by itself; only owned state may not even be aliased (IR-5)
+        if source.buffer is not None and source.buffer.kind is BufferKind.OWNED:
+            self.shadow.check_access(self.index, instr, instr.operands[0], source.buffer)
+        size = source.hi - source.lo
+        if instr.type.nbytes != size:
+            raise self.fail("IR-1", f"view {instr.name} ({instr.type}) does not cover its source's {size} bytes", instr.name)
+        self.shadow.define_view(instr.name)
+
+    def resolve(self, operand: Operand) -> Loc:
+        """Where ``operand``'s bytes are; IR-1 unless it names a module buffer,
+        a live activation, or a defined view of one."""
+        name = operand.name
+        if name in self.views and name not in self.alloc_types:
+            name, type_ = self.through_views(name)
+        else:
+            type_ = None
+        buffer = self.program.buffer_by_name.get(name)
+        if buffer is not None:
+            return Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
+        if name in self.alloc_types:
+            self.shadow.check_activation_live(self.index, operand.name, name)
+            lo, hi = self.region(name)
+            return Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
+        raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+
+    def through_views(self, name: str) -> tuple[str, TensorType | None]:
+        """The name behind view ``name`` and the type it is seen as (the first view's)."""
+        chain = [name]
+        type_: TensorType | None = None
+        while name in self.views and name not in self.alloc_types:
+            self.shadow.check_view_defined(self.index, name)
+            source, view_type = self.views[name]
+            type_ = type_ or view_type
+            if source in chain:
+                raise self.fail("IR-1", f"views {' -> '.join(chain + [source])} form a cycle", name)
+            chain.append(source)
+            name = source
+        return name, type_
+
+    def prepare(self, instr: Instr) -> list[Loc]:
+        """Resolve every operand, then check access rights, then the bytes it reads."""
+        locs = [self.resolve(o) for o in instr.operands]
+        for operand, loc in zip(instr.operands, locs, strict=True):
+            if loc.buffer is not None:
+                self.shadow.check_access(self.index, instr, operand, loc.buffer)
+        for operand, loc in zip(instr.operands, locs, strict=True):
+            if operand.kind.reads and loc.buffer is None:
+                self.shadow.check_read(self.index, operand, loc.origin, loc.lo, loc.hi)
+        return locs
+
+    def wrote(self, targets: list[Loc]) -> None:
+        for t in targets:
+            if t.buffer is None:
+                self.shadow.wrote(t.lo, t.hi)
+
+    def signature(self, instr: Instr) -> None:
+        problem = signature_problem(instr)
+        if problem is not None:
+            raise self.fail("IR-1", problem, instr.name)
+
+    def copy(self, instr: Instr) -> None:
+        self.signature(instr)
+        dest, source = self.prepare(instr)
+        if dest.type != source.type:
+            raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
+        self.steps.append(CopyStep(self.index, instr, dest, source, dest.overlaps(source)))
+        self.wrote([dest])
+
+    def kernel(self, instr: Instr) -> None:
+        self.signature(instr)
+        spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
+        kinds = [o.kind for o in instr.operands]
+        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
+        attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
+        locs = self.prepare(instr)
+        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
+        reads = ins + state
+        poison = []
+        for k, out in enumerate(outs):
+            if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
+                poison.append(out)
+        targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
+        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
+        self.wrote(outs + state)
+
+
+def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:
+    for other in others:
+        if loc.memory == other.memory and loc.lo < other.hi and other.lo < loc.hi:
+            return True
+    return False

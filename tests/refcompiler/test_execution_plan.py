@@ -1,0 +1,140 @@
+"""The execution plan (checks made once per program) and its cache.
+
+Each test breaks one property the interpreter relies on: a plan served for
+another program or under other swap points, a violation raised at the wrong
+place relative to the data work, poison left out where a kernel reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from specs import OpKind, OpSpec
+
+from refcompiler import execution_plan
+from refcompiler.errors import ExecutionError, InvariantViolation
+from refcompiler.execution_plan import KernelStep, plan_of
+from refcompiler.interpreter import execute
+from refcompiler.ir_text import parse_program
+from refcompiler.spec import spec_of
+from refcompiler.values import same_bits
+from refcompiler.variants import installed
+
+X = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+HEADER = """\
+program "plan"
+buffer X : placeholder float32[4] init {"value": [1.0, 2.0, 3.0, 4.0]}
+buffer out : placeholder float32[4]
+buffer ids : placeholder int32[2] init {"value": [0, 1]}
+buffer grad : placeholder float32[2, 2] init {"value": [1.0, 1.0, 1.0, 1.0]}
+buffer table : owned float32[3, 2] owner emb
+save s : out <- r
+peak_bytes 64
+"""
+ROLL_IN_PLACE = """\
+0: alloc %a : float32[4] at 0
+1: kernel a = neg(@out %a, @in X)
+2: kernel r = roll(@out %a, @in %a)
+3: copy s(@out out, @in %a)
+4: dealloc %a
+"""
+
+
+def program(body: str):  # type: ignore[no-untyped-def]
+    return parse_program(HEADER + body)
+
+
+def roll_in_place() -> object:
+    def patched(k: OpKind) -> OpSpec:
+        spec = spec_of.original(k)  # type: ignore[attr-defined]
+        return replace(spec, inplace=(("x",),)) if k is OpKind.ROLL else spec
+
+    return installed({spec_of: patched})
+
+
+def test_a_plan_made_without_a_swap_is_not_served_under_it() -> None:
+    p = program(ROLL_IN_PLACE)
+    assert np.isnan(execute(p, {})["out"]).all()  # roll not in place: its output is poisoned first
+    with roll_in_place():  # type: ignore[attr-defined]
+        inside = execute(p, {})["out"]
+    assert not np.isnan(inside).any() and inside[0] == np.roll(-X, 1)[0]  # in place: wrong chunk by chunk
+    assert np.isnan(execute(p, {})["out"]).all()  # and the correct table again after the block
+
+
+def test_a_plan_is_cached_per_program_object_and_swap_table() -> None:
+    p = program(ROLL_IN_PLACE)
+    assert plan_of(p) is plan_of(p)
+    moved = replace(p, offsets=(("%a", 16),))
+    assert plan_of(moved) is not plan_of(p)
+    assert [s.targets[0][0].lo for s in plan_of(moved).steps if isinstance(s, KernelStep)] == [16, 16]
+    equal = program(ROLL_IN_PLACE)
+    assert equal == p and plan_of(equal) is not plan_of(p)  # by identity: nothing is shared by equality
+    before = plan_of(p)
+    with roll_in_place():  # type: ignore[attr-defined]
+        inside = plan_of(p)
+        assert inside is not before and inside is plan_of(p)
+        assert inside.steps[1].poison == ()  # in place under the swap: nothing poisoned
+    assert len(plan_of(p).steps[1].poison) == 1
+
+
+def test_the_cache_is_bounded() -> None:
+    programs = [program(ROLL_IN_PLACE) for _ in range(execution_plan.CACHE_SIZE + 5)]
+    for p in programs:
+        plan_of(p)
+    assert len(execution_plan._CACHE) == execution_plan.CACHE_SIZE
+    assert id(programs[0]) not in execution_plan._CACHE or execution_plan._CACHE[id(programs[0])][0] is not programs[0]
+
+
+def test_only_outputs_over_what_the_kernel_reads_are_poisoned() -> None:
+    p = program(
+        "0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: alloc %b : float32[4] at 16\n"
+        "3: kernel r = roll(@out %b, @in %a)\n4: copy s(@out out, @in %b)\n5: dealloc %a\n6: dealloc %b\n"
+    )
+    kernels = [s for s in plan_of(p).steps if isinstance(s, KernelStep)]
+    assert [k.poison for k in kernels] == [(), ()] and [k.targets[0][1] for k in kernels] == [False, False]
+    assert same_bits(execute(p, {})["out"], np.roll(-X, 1))
+
+
+USE_AFTER_FREE = """\
+0: alloc %emb : float32[2, 2] at 0
+1: kernel emb = embedding_update(@out %emb, @in ids, @in grad, @inout table)
+2: dealloc %emb
+3: alloc %r : float32[2, 2] at 16
+4: kernel r = neg(@out %r, @in %emb)
+5: dealloc %r
+"""
+
+
+def test_a_data_error_before_the_violation_is_raised_first() -> None:
+    p = program(USE_AFTER_FREE)
+    with pytest.raises(InvariantViolation, match="used after its dealloc"):
+        execute(p, {})
+    with pytest.raises(ExecutionError, match="node 'emb'"):  # the embedding runs before the bad read
+        execute(p, {"ids": np.array([0, 7], np.int32)})
+
+
+def test_a_violation_before_a_data_error_is_raised_first_and_fresh_each_time() -> None:
+    # the embedding's result is used before its alloc: found before the kernel would run
+    p = program(
+        "0: kernel emb = embedding_update(@out %emb, @in ids, @in grad, @inout table)\n"
+        "1: alloc %emb : float32[2, 2] at 0\n2: dealloc %emb\n"
+    )
+    caught = []
+    for _ in range(2):
+        with pytest.raises(InvariantViolation) as e:
+            execute(p, {"ids": np.array([0, 7], np.int32)})
+        caught.append(e.value)
+    assert caught[0] is not caught[1] and str(caught[0]) == str(caught[1])
+    assert caught[0].invariant == "IR-1" and caught[0].instruction == 0
+    assert plan_of(p).steps == ()
+
+
+def test_a_violation_at_the_end_comes_after_every_step() -> None:
+    p = program("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: copy s(@out out, @in %a)\n")
+    plan = plan_of(p)
+    assert len(plan.steps) == 2 and isinstance(plan.failure, InvariantViolation)
+    with pytest.raises(InvariantViolation, match="never deallocated"):
+        execute(p, {})

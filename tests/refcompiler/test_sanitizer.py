@@ -1,0 +1,50 @@
+"""The sanitizer's shadow memory, driven directly (the interpreter's rules are
+tested through programs in test_interpreter.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from refcompiler.errors import InvariantViolation
+from refcompiler.ir import Operand, OperandKind
+from refcompiler.ir_text import parse_program
+from refcompiler.sanitizer import DEAD, INIT, NO_OWNER, Shadow
+
+PROGRAM = parse_program(
+    'program "shadow"\nbuffer X : placeholder float32[4]\npeak_bytes 32\n'
+    "0: alloc %a : float32[4] at 0\n1: alloc %b : float32[4] at 8\n2: dealloc %a\n3: dealloc %b\n"
+)
+
+
+def test_a_dealloc_kills_only_the_bytes_its_activation_still_owns() -> None:
+    shadow = Shadow(PROGRAM, 32)
+    shadow.alloc(0, "%a", 0, 16)
+    shadow.alloc(1, "%b", 8, 24)  # takes over bytes 8..16 of %a
+    shadow.wrote(0, 24)
+    shadow.dealloc(2, "%a", 0, 16)
+    assert (shadow.state[:8] == DEAD).all() and (shadow.owner[:8] == NO_OWNER).all()
+    assert (shadow.state[8:24] == INIT).all() and (shadow.owner[8:24] == shadow.ids["%b"]).all()
+    shadow.check_read(3, Operand(OperandKind.IN, "%b"), "%b", 8, 24)  # %b's bytes stay readable
+    with pytest.raises(InvariantViolation) as e:
+        shadow.check_read(3, Operand(OperandKind.IN, "%a"), "%a", 0, 16)
+    assert e.value.invariant == "IR-1" and "byte 0 of the arena (byte 0 of %a)" in str(e.value) and "dead" in str(e.value)
+    shadow.dealloc(3, "%b", 8, 24)  # owns all its bytes
+    assert (shadow.state == DEAD).all() and (shadow.owner == NO_OWNER).all()
+
+
+def test_the_first_bad_byte_is_reported_dead_or_uninitialised() -> None:
+    shadow = Shadow(PROGRAM, 32)
+    shadow.alloc(0, "%a", 0, 16)
+    shadow.wrote(0, 4)
+    with pytest.raises(InvariantViolation) as e:
+        shadow.check_read(1, Operand(OperandKind.IN, "%a"), "%a", 0, 16)
+    assert e.value.invariant == "IR-2" and "byte 4 of the arena (byte 4 of %a)" in str(e.value)
+    with pytest.raises(InvariantViolation) as e:
+        shadow.check_read(1, Operand(OperandKind.IN, "%v"), "%a", 12, 20)
+    assert e.value.invariant == "IR-2" and "byte 12 of the arena (byte 0 of %a (through %v))" in str(e.value)
+    shadow.wrote(4, 16)
+    with pytest.raises(InvariantViolation) as e:
+        shadow.check_read(1, Operand(OperandKind.IN, "%a"), "%a", 8, 20)
+    assert e.value.invariant == "IR-1" and "byte 16 of the arena" in str(e.value)
+    assert np.array_equal(shadow.state[:16], np.full(16, INIT, np.uint8))
