@@ -11,8 +11,11 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import threading
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence, TypeVar
+from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
 import networkx as nx
 import numpy as np
@@ -32,7 +35,17 @@ from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import Types, verify
 
-__all__ = ["Compiled", "Prepared", "prepare", "compile_graph", "run_compiled", "run_compiled_each", "fit_schedule", "scheduled_graph"]
+__all__ = [
+    "Compiled",
+    "Prepared",
+    "prepare",
+    "compile_graph",
+    "run_compiled",
+    "run_compiled_each",
+    "fit_schedule",
+    "scheduled_graph",
+    "collector_paused",
+]
 
 
 T = TypeVar("T")
@@ -93,9 +106,45 @@ class Prepared:
         return value
 
 
+_pause_lock = threading.Lock()
+_pauses = 0  # compilations running with the collector paused
+_resume = False  # whether the collector ran when the first of them began
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Run the block with Python's cyclic garbage collector paused.
+
+    Why: a compilation allocates many objects, most of which live until it
+    ends, and the collector's passes over them cost as much as the compilation
+    itself on a large graph (O0 at 10k nodes: 0.90 s with it, 0.54 s without)
+    and grow faster than linearly. Reference counting still frees what a
+    compilation drops; cycles wait for the next collection. Nested and
+    concurrent blocks share one pause: the collector resumes when the last
+    one ends, and only if it was running when the first one began."""
+    global _pauses, _resume
+    with _pause_lock:
+        if _pauses == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume:
+                gc.enable()
+
+
 def prepare(graph: Graph) -> Prepared:
     """Verify ``graph`` (raises the first violation) and derive what every
-    order of it is compiled from."""
+    order of it is compiled from (with the collector paused: ``collector_paused``)."""
+    with collector_paused():
+        return _prepare(graph)
+
+
+def _prepare(graph: Graph) -> Prepared:
     types = verify(graph)
     dced = dce(graph)
     deps = dependency_graph(dced)
@@ -129,7 +178,20 @@ def compile_graph(
     ``prepared``: ``prepare(graph)``, made once for many compilations of the
     same graph object; the result is what compiling without it gives, since
     every step of ``prepare`` is a deterministic function of the graph (the
-    order is still checked against its ``deps``)."""
+    order is still checked against its ``deps``). Runs with the cyclic garbage
+    collector paused (``collector_paused``)."""
+    with collector_paused():
+        return _compile(graph, scheduler, seed, pipeline, schedule, prepared)
+
+
+def _compile(
+    graph: Graph,
+    scheduler: str | Scheduler,
+    seed: int,
+    pipeline: str | Sequence,
+    schedule: Sequence[str] | None,
+    prepared: Prepared | None,
+) -> Compiled:
     if prepared is None:
         prepared = prepare(graph)
     elif prepared.graph is not graph:

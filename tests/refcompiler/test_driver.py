@@ -143,3 +143,38 @@ def test_a_preparation_schedules_the_scheduled_graph(path: Path) -> None:
     prepared = prepare(graph)
     assert prepared.scheduled == scheduled_graph(graph)
     assert set(prepared.deps.edges) == set(dependency_graph(prepared.scheduled).edges)
+
+
+def test_the_collector_is_paused_while_compiling_and_resumed_after() -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    def spy(program):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return program
+
+    assert gc.isenabled()
+    compile_graph(GRAPH, pipeline=[spy])
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ExecutionError):
+        compile_graph(GRAPH, pipeline=[lambda program: 1 / 0])
+    assert gc.isenabled()  # resumed when the compilation fails too
+
+
+def test_a_collector_paused_by_the_caller_stays_paused() -> None:
+    import gc
+
+    from refcompiler.driver import collector_paused
+
+    gc.disable()
+    try:
+        compile_graph(GRAPH)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with collector_paused():
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
