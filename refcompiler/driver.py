@@ -15,6 +15,7 @@ import contextlib
 import gc
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Iterator, Mapping, Sequence, TypeVar
 
 import networkx as nx
@@ -22,8 +23,8 @@ import numpy as np
 
 from refcompiler import variants
 from refcompiler.allocator import allocate
-from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
-from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
+from refcompiler.errors import InvariantViolation, RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
@@ -33,7 +34,7 @@ from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
 from refcompiler.values import Values, bind_inputs
-from refcompiler.verifier import Types, verify
+from refcompiler.verifier import Types, infer_types, verify
 
 __all__ = [
     "Compiled",
@@ -93,6 +94,11 @@ class Prepared:
     types: Types | None
     memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
     programs: dict[tuple, Program] = field(default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def edges(self) -> tuple[tuple[str, str], ...]:
+        """The edges of ``deps`` (``deps_edges``), which every order is checked against."""
+        return deps_edges(self.deps)
 
     def remembered(self, slot: str, key: object, make: Callable[[], T]) -> T:
         """``make()``, or the value kept in ``slot`` when it was made for ``key``
@@ -201,7 +207,7 @@ def _compile(
         order = _names(_scheduled_order(prepared, scheduler, seed))
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
-    check_schedule(scheduled, order, deps)
+    check_schedule(scheduled, order, deps, prepared.edges)
     return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
 
 
@@ -302,8 +308,13 @@ def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tup
 
 def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types | None:
     """The result types of ``scheduled`` from those of ``graph``, which it was
-    made from by dropping nodes (dce), or ``None`` when it also has nodes of
-    its own (copies that break save cycles): then lowering infers them."""
+    made from by dropping nodes (dce); when it also has nodes of its own
+    (copies that break save cycles), ``infer_types(scheduled)``, which lowering
+    would compute for every order; ``None`` (lowering infers them, and raises
+    what inferring raises, for each order) if that raises."""
     if any(name not in graph.node_by_name for name in scheduled.node_by_name):
-        return None
+        try:
+            return infer_types(scheduled)
+        except RefCompilerError:
+            return None
     return {key: t for key, t in types.items() if key[0] in scheduled.node_by_name}

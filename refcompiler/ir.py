@@ -158,7 +158,36 @@ class Program:
 
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
         """A new program with other instructions; allocation results are dropped."""
-        return replace(self, instrs=tuple(instrs), offsets=(), peak_bytes=None)
+        return self._copy(instrs=tuple(instrs), offsets=(), peak_bytes=None)
+
+    def with_passes(self, passes: tuple[str, ...]) -> "Program":
+        """The same program with another record of the passes run."""
+        return self._copy(passes=passes)
+
+    def with_allocation(self, offsets: tuple[tuple[str, int], ...], peak_bytes: int) -> "Program":
+        """The same program with its activations' arena offsets and the arena's size."""
+        return self._copy(offsets=offsets, peak_bytes=peak_bytes)
+
+    def _copy(self, **changes: object) -> "Program":
+        """``dataclasses.replace(self, **changes)``, built directly for a plain
+        ``Program`` (``replace`` inspects the fields on every call, and a pipeline
+        makes many programs). The tables derived from ``buffers`` and ``saves``
+        alone are handed on when those stay the same objects: they are functions
+        of them, and programs are immutable."""
+        if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
+            return replace(self, **changes)  # type: ignore[arg-type]
+        fields = {f: getattr(self, f) for f in _PROGRAM_FIELDS}
+        fields.update(changes)
+        new = Program(**fields)  # type: ignore[arg-type]
+        known = self.__dict__
+        if new.buffers is self.buffers and "buffer_by_name" in known:
+            new.__dict__["buffer_by_name"] = known["buffer_by_name"]
+        if new.saves is self.saves and "placeholder_writers" in known:
+            new.__dict__["placeholder_writers"] = known["placeholder_writers"]
+        return new
+
+
+_PROGRAM_FIELDS = ("name", "buffers", "instrs", "schedule", "offsets", "peak_bytes", "passes", "saves")
 
 
 def signature_problem(instr: Instr) -> str | None:

@@ -29,7 +29,7 @@ from typing import Mapping
 
 from specs import TensorType
 
-from refcompiler.ir import Instr, Opcode, Program
+from refcompiler.ir import Instr, Opcode, Operand, Program
 
 __all__ = [
     "Analysis",
@@ -321,5 +321,10 @@ def rename_all(instr: Instr, names: Mapping[str, str]) -> Instr:
     renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name in names
     if not renames_self and all(o.name not in names for o in instr.operands):
         return instr
-    operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
-    return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)
+    if type(instr) is not Instr or any(type(o) is not Operand for o in instr.operands):
+        operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
+        return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)
+    # built directly: ``replace`` inspects the fields on every call, and passes rename many instructions
+    operands = tuple(Operand(o.kind, names[o.name]) if o.name in names else o for o in instr.operands)
+    name = names[instr.name] if renames_self else instr.name
+    return Instr(instr.opcode, name, operands, instr.op, instr.attrs, instr.type)

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import networkx as nx
 import numpy as np
 
-from refcompiler.deps import check_schedule, dependency_graph
+from refcompiler.deps import check_schedule, dependency_graph, deps_edges
 from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
@@ -104,6 +104,10 @@ class GraphContext:
         """The correct dependency model of ``prepared``."""
         return dependency_graph(self.prepared)
 
+    @cached_property
+    def _deps_edges(self) -> tuple[tuple[str, str], ...]:
+        return deps_edges(self.deps)
+
     def compiler_prepared(self) -> Prepared:
         """``refcompiler.driver.prepare(graph)`` inside the mutant, made on the
         first call; every later call returns it, or raises the same error again
@@ -129,9 +133,9 @@ class GraphContext:
     def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
         """``None`` when ``order`` is a legal order of ``scheduled`` under the
         correct model, else why not."""
-        deps = self.deps if scheduled is self.prepared or scheduled == self.prepared else None
+        same = scheduled is self.prepared or scheduled == self.prepared
         try:
-            check_schedule(scheduled, list(order), deps)
+            check_schedule(scheduled, list(order), *((self.deps, self._deps_edges) if same else ()))
         except InvariantViolation as e:
             return e
         return None
