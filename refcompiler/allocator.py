@@ -63,7 +63,7 @@ def _only(facts: Analysis, opcode: Opcode, lo: int, hi: int) -> bool:
     """Whether every instruction at an index in ``[lo, hi)`` has ``opcode``."""
     if lo >= hi:
         return True
-    return facts.program.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
+    return facts.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
 
 
 def allocate(program: Program) -> Program:

@@ -29,7 +29,7 @@ from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
-from refcompiler.lowering import lower
+from refcompiler.lowering import Lowering
 from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
@@ -220,15 +220,17 @@ def _program(prepared: Prepared, order: tuple[str, ...], passes: list[tuple[str,
     allocated (MEM-1). With built-in passes only, every step is a deterministic
     function of the graph, the order, the passes and the swap points installed,
     so the program is kept under that key and an order compiled again gets it
-    back; a user's pass (which need not be deterministic) runs every time."""
+    back; a user's pass (which need not be deterministic) runs every time. What
+    lowering derives from the graph alone (``Lowering``) is kept per swap table."""
+    swaps = tuple(sorted(variants.active().items(), key=lambda kv: kv[0]))
 
     def make() -> Program:
-        lowered = prepared.remembered("lowered", order, lambda: lower(prepared.scheduled, order, prepared.types))
+        lowering = prepared.remembered("lowering", swaps, lambda: Lowering(prepared.scheduled, prepared.types))
+        lowered = prepared.remembered("lowered", (order, swaps), lambda: lowering.lower(order))
         return allocate(run_pipeline(lowered, passes))
 
     if not all(run in _BUILT_IN_PASSES for _, run in passes):
         return make()
-    swaps = tuple(sorted(variants.active().items(), key=lambda kv: kv[0]))
     key = (order, tuple(run for _, run in passes), swaps)
     found = prepared.programs.get(key)
     if found is None:

@@ -172,8 +172,9 @@ class Program:
         """``dataclasses.replace(self, **changes)``, built directly for a plain
         ``Program`` (``replace`` inspects the fields on every call, and a pipeline
         makes many programs). The tables derived from ``buffers`` and ``saves``
-        alone are handed on when those stay the same objects: they are functions
-        of them, and programs are immutable."""
+        alone, and the analysis of ``instrs`` and ``buffers``, are handed on
+        when those stay the same objects: they are functions of them, and
+        programs are immutable."""
         if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
             return replace(self, **changes)  # type: ignore[arg-type]
         fields = {f: getattr(self, f) for f in _PROGRAM_FIELDS}
@@ -184,6 +185,8 @@ class Program:
             new.__dict__["buffer_by_name"] = known["buffer_by_name"]
         if new.saves is self.saves and "placeholder_writers" in known:
             new.__dict__["placeholder_writers"] = known["placeholder_writers"]
+        if new.instrs is self.instrs and new.buffers is self.buffers and "_analysis" in known:
+            new.__dict__["_analysis"] = known["_analysis"]  # ``refcompiler.ir_analysis.analyze``: reads only those two
         return new
 
 

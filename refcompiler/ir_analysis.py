@@ -24,7 +24,7 @@ verifier, not the analyses, decides what is legal.
 from __future__ import annotations
 
 from dataclasses import replace
-from threading import Lock
+import weakref
 from typing import Mapping
 
 from specs import TensorType
@@ -87,6 +87,8 @@ def follow_views(sources: Mapping[str, str], name: str) -> str:
     """The one definition of following a chain of views: from ``name`` through
     ``sources`` (view -> the name it is a view of) to the first name that is no
     view, or to where the chain would repeat (a cycle: malformed IR)."""
+    if name not in sources:
+        return name
     seen = {name}
     while name in sources and sources[name] not in seen:
         name = sources[name]
@@ -103,8 +105,8 @@ class Analysis:
     """
 
     def __init__(self, program: Program):
-        instrs = program.instrs
-        self.program = program
+        self.instrs = instrs = program.instrs
+        self._program = weakref.ref(program)
         self.sources: dict[str, str] = {}  # view -> its source (a later definition wins)
         self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
         self.allocs: dict[str, int] = {}  # activation -> its first alloc
@@ -129,6 +131,11 @@ class Analysis:
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
         self._run_start, self._run_end = _opcode_runs(instrs)
+
+    @property
+    def program(self) -> Program | None:
+        """The program this analysis was made from (``None`` once it is gone)."""
+        return self._program()
 
     def _index(self, i: int, instr: Instr) -> None:
         if not (is_data(instr) or instr.opcode is Opcode.VIEW):
@@ -196,43 +203,24 @@ def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
 
 # Programs are immutable, so an analysis is valid for as long as its program
 # lives, and for every program with the same instructions and buffers (all it
-# reads): a pass that returns its input unchanged, a program renamed or given
-# offsets. A few recent ones are kept: passes query the program they were
-# given, and the one they build, many times each.
-_CACHE: list[tuple[Program, Analysis]] = []  # most recent last; one program object per entry
-_CACHE_SIZE = 8
-_LOCK = Lock()
-
-
-def _same_code(found: Program, program: Program) -> bool:
-    """Same instructions and buffers (compared by value; the instructions are
-    mostly shared objects, which compare by identity)."""
-    a, b = found.instrs, program.instrs
-    try:
-        if a is not b and (len(a) != len(b) or a != b):
-            return False
-        return found.buffers is program.buffers or bool(found.buffers == program.buffers)
-    except Exception:  # a user's pass may put values without a plain == in attributes
-        return False
+# reads). It is kept on the program object itself (``_ANALYSIS`` in its
+# ``__dict__``), which ``Program``'s derived copies with the same instructions
+# and buffers (``with_passes``, ``with_allocation``) hand on; a program built
+# anew (a pass's result) gets its own. The analysis refers back to its program
+# only weakly, so that the two form no reference cycle.
+_ANALYSIS = "_analysis"
 
 
 def analyze(program: Program) -> Analysis:
-    """The analysis of ``program``, computed on first request and kept while the
-    program (or one with the same instructions and buffers) is among the few
-    most recently analysed. A program object is compared by value once: then it
-    has an entry of its own, found by identity."""
-    with _LOCK:
-        for i in reversed(range(len(_CACHE))):
-            if _CACHE[i][0] is program:
-                _CACHE.append(_CACHE.pop(i))
-                return _CACHE[-1][1]
-        made = next((a for p, a in reversed(_CACHE) if _same_code(p, program)), None)
-    if made is None:
-        made = Analysis(program)
-    with _LOCK:
-        _CACHE.append((program, made))
-        del _CACHE[:-_CACHE_SIZE]
-    return made
+    """The analysis of ``program``, computed on first request and kept with the
+    program object (and the copies of it that keep its instructions and buffers)."""
+    try:
+        found = program.__dict__.get(_ANALYSIS)
+    except AttributeError:  # a user's program type without a __dict__
+        return Analysis(program)
+    if found is None:
+        found = program.__dict__[_ANALYSIS] = Analysis(program)
+    return found
 
 
 def view_sources(program: Program) -> dict[str, str]:

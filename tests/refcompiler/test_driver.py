@@ -77,8 +77,13 @@ def test_one_order_under_several_pipelines_is_scheduled_and_lowered_once(monkeyp
     import refcompiler.driver as driver
 
     lowered: list[tuple[str, ...]] = []
-    real = driver.lower
-    monkeypatch.setattr(driver, "lower", lambda graph, order, types=None: lowered.append(tuple(order)) or real(graph, order, types))
+
+    class Spy(driver.Lowering):
+        def lower(self, schedule):  # type: ignore[no-untyped-def]
+            lowered.append(tuple(schedule))
+            return super().lower(schedule)
+
+    monkeypatch.setattr(driver, "Lowering", Spy)
     prepared = prepare(GRAPH)
     o0 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O0", prepared=prepared)
     o2 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O2", prepared=prepared)
@@ -178,3 +183,21 @@ def test_a_collector_paused_by_the_caller_stays_paused() -> None:
             pass
         assert not gc.isenabled()  # the outer pause still holds
     assert gc.isenabled()
+
+
+def test_what_is_kept_for_one_swap_table_is_not_served_under_another() -> None:
+    from refcompiler.mutants import activate
+
+    def outcome(**kwargs: object) -> str:
+        try:
+            return print_program(compile_graph(graph, pipeline="O0", **kwargs).program)  # type: ignore[arg-type]
+        except InvariantViolation as e:
+            return f"{e.invariant}: {e}"
+
+    graph = load_graph(GRAPH_PATH.parent / "embedding_update.json")
+    prepared = prepare(graph)
+    plain = outcome(prepared=prepared)
+    with activate("lower-state-no-writeback"):  # changes lowering (and takes fresh names)
+        mutated, alone = outcome(prepared=prepared), outcome()
+    assert mutated == alone != plain and alone.startswith("IR-5")
+    assert outcome(prepared=prepared) == plain
