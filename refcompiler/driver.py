@@ -33,6 +33,7 @@ from refcompiler.lowering import Lowering
 from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
+from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import Types, infer_types, verify
 
@@ -275,9 +276,12 @@ def _scheduled_order(prepared: Prepared, scheduler: str | Scheduler, seed: int) 
     (a deterministic function of the graph and the seed) is remembered, a
     user's is called every time (it need not be deterministic)."""
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    run = lambda: _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
     if pick not in SCHEDULERS.values():
-        return run()
+        return _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
+    if pick is memory_schedule:  # it needs the types, which the preparation has
+        run = lambda: memory_schedule(prepared.scheduled, prepared.deps, seed, types=prepared.types)
+    else:
+        run = lambda: pick(prepared.scheduled, prepared.deps, seed)
     return prepared.remembered("scheduler", (pick, seed), run)
 
 
