@@ -156,6 +156,11 @@ class Program:
                 allowed.append((Opcode.KERNEL, save.producer))
         return {target: tuple(allowed) for target, allowed in out.items()}
 
+    def __getstate__(self) -> dict[str, object]:
+        """The fields only: what is kept on the object beside them (derived
+        tables, the analysis, the verifier's verdict) is made again on demand."""
+        return {f: self.__dict__[f] for f in _PROGRAM_FIELDS}
+
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
         """A new program with other instructions; allocation results are dropped."""
         return self._copy(instrs=tuple(instrs), offsets=(), peak_bytes=None)
@@ -174,7 +179,8 @@ class Program:
         makes many programs). The tables derived from ``buffers`` and ``saves``
         alone, and the analysis of ``instrs`` and ``buffers``, are handed on
         when those stay the same objects: they are functions of them, and
-        programs are immutable."""
+        programs are immutable; so is the IR verifier's verdict when only
+        ``passes`` changes."""
         if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
             return replace(self, **changes)  # type: ignore[arg-type]
         fields = {f: getattr(self, f) for f in _PROGRAM_FIELDS}
@@ -185,6 +191,8 @@ class Program:
             new.__dict__["buffer_by_name"] = known["buffer_by_name"]
         if new.saves is self.saves and "placeholder_writers" in known:
             new.__dict__["placeholder_writers"] = known["placeholder_writers"]
+        if changes.keys() <= {"passes"} and "_valid_under" in known:
+            new.__dict__["_valid_under"] = known["_valid_under"]  # ``refcompiler.ir_verifier``: ``passes`` is no part of it
         if new.instrs is self.instrs and new.buffers is self.buffers and "_analysis" in known:
             new.__dict__["_analysis"] = known["_analysis"]  # ``refcompiler.ir_analysis.analyze``: reads only those two
         return new

@@ -29,7 +29,7 @@ from typing import Mapping
 
 from specs import TensorType
 
-from refcompiler.ir import Instr, Opcode, Operand, Program
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 
 __all__ = [
     "Analysis",
@@ -111,26 +111,38 @@ class Analysis:
         self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
         self.allocs: dict[str, int] = {}  # activation -> its first alloc
         self.deallocs: dict[str, int] = {}  # activation -> its first dealloc
-        for i, instr in enumerate(instrs):
-            if instr.opcode is Opcode.VIEW and instr.operands:
-                self.sources[instr.name] = instr.operands[0].name
-            if instr.opcode is Opcode.ALLOC:
-                self.allocs.setdefault(instr.name, i)
-            elif instr.opcode is Opcode.DEALLOC:
-                self.deallocs.setdefault(instr.name, i)
-            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW) and instr.type is not None:
-                self.types.setdefault(instr.name, instr.type)
+        self._definitions()
         self._origin: dict[str, str] = {}
         self.uses: dict[str, list[int]] = {}
         self.reads: dict[str, list[int]] = {}
         self.writes: dict[str, list[int]] = {}
         self.direct_reads: dict[str, list[int]] = {}
         for i, instr in enumerate(instrs):
-            self._index(i, instr)
+            if instr.opcode is not Opcode.ALLOC and instr.opcode is not Opcode.DEALLOC:
+                self._index(i, instr)
         self.members: dict[str, set[str]] = {}  # origin -> its views
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
-        self._run_start, self._run_end = _opcode_runs(instrs)
+        self._runs: tuple[list[int], list[int]] | None = None  # made on first use (the allocator's)
+
+    def _definitions(self) -> None:
+        sources, types, allocs, deallocs = self.sources, self.types, self.allocs, self.deallocs
+        for i, instr in enumerate(self.instrs):
+            opcode = instr.opcode
+            if opcode is Opcode.VIEW:
+                if instr.operands:
+                    sources[instr.name] = instr.operands[0].name
+            elif opcode is Opcode.ALLOC:
+                if instr.name not in allocs:
+                    allocs[instr.name] = i
+            elif opcode is Opcode.DEALLOC:
+                if instr.name not in deallocs:
+                    deallocs[instr.name] = i
+                continue
+            else:
+                continue
+            if instr.type is not None and instr.name not in types:
+                types[instr.name] = instr.type
 
     @property
     def program(self) -> Program | None:
@@ -138,17 +150,21 @@ class Analysis:
         return self._program()
 
     def _index(self, i: int, instr: Instr) -> None:
-        if not (is_data(instr) or instr.opcode is Opcode.VIEW):
-            return
+        """Record the uses of a data instruction or view ``i`` (indices come in order)."""
+        view = instr.opcode is Opcode.VIEW
+        origin = self._origin
         for operand in instr.operands:
-            root = self.origin(operand.name)
+            name = operand.name
+            root = origin.get(name)
+            if root is None:
+                root = origin[name] = follow_views(self.sources, name)
             _append_once(self.uses, root, i)
-            if instr.opcode is Opcode.VIEW:
+            if view:
                 continue
-            if operand.kind.reads:
+            if operand.kind is not OperandKind.OUT:
                 _append_once(self.reads, root, i)
-                _append_once(self.direct_reads, operand.name, i)
-            if operand.kind.writes:
+                _append_once(self.direct_reads, name, i)
+            if operand.kind is not OperandKind.IN:
                 _append_once(self.writes, root, i)
 
     def origin(self, name: str) -> str:
@@ -174,11 +190,16 @@ class Analysis:
 
     def run_start(self, index: int) -> int:
         """Index of the first instruction of the run of same-opcode instructions holding ``index``."""
-        return self._run_start[index]
+        return self._opcode_runs()[0][index]
 
     def run_end(self, index: int) -> int:
         """Index of the last instruction of the run of same-opcode instructions holding ``index``."""
-        return self._run_end[index]
+        return self._opcode_runs()[1][index]
+
+    def _opcode_runs(self) -> tuple[list[int], list[int]]:
+        if self._runs is None:
+            self._runs = _opcode_runs(self.instrs)
+        return self._runs
 
 
 def _append_once(table: dict[str, list[int]], key: str, index: int) -> None:
