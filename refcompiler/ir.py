@@ -183,9 +183,17 @@ class Program:
         ``passes`` changes."""
         if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
             return replace(self, **changes)  # type: ignore[arg-type]
-        fields = {f: getattr(self, f) for f in _PROGRAM_FIELDS}
-        fields.update(changes)
-        new = Program(**fields)  # type: ignore[arg-type]
+        get = changes.get
+        new = Program(
+            get("name", self.name),  # type: ignore[arg-type]
+            get("buffers", self.buffers),  # type: ignore[arg-type]
+            get("instrs", self.instrs),  # type: ignore[arg-type]
+            get("schedule", self.schedule),  # type: ignore[arg-type]
+            get("offsets", self.offsets),  # type: ignore[arg-type]
+            get("peak_bytes", self.peak_bytes),  # type: ignore[arg-type]
+            get("passes", self.passes),  # type: ignore[arg-type]
+            get("saves", self.saves),  # type: ignore[arg-type]
+        )
         known = self.__dict__
         if new.buffers is self.buffers and "buffer_by_name" in known:
             new.__dict__["buffer_by_name"] = known["buffer_by_name"]

@@ -68,6 +68,7 @@ class GraphContext:
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
+    _compared: tuple[Graph, bool] | None = field(default=None, repr=False)
 
     @cached_property
     def violations(self) -> list[InvariantViolation]:
@@ -133,12 +134,21 @@ class GraphContext:
     def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
         """``None`` when ``order`` is a legal order of ``scheduled`` under the
         correct model, else why not."""
-        same = scheduled is self.prepared or scheduled == self.prepared
+        same = self._is_prepared(scheduled)
         try:
             check_schedule(scheduled, list(order), *((self.deps, self._deps_edges) if same else ()))
         except InvariantViolation as e:
             return e
         return None
+
+    def _is_prepared(self, scheduled: Graph) -> bool:
+        """``scheduled == prepared``, compared once for the last graph object asked
+        about (graphs are immutable; every schedule of ``compiler_prepared`` shares one)."""
+        if scheduled is self.prepared:
+            return True
+        if self._compared is None or self._compared[0] is not scheduled:
+            self._compared = (scheduled, scheduled == self.prepared)
+        return self._compared[1]
 
     def passed(self, program: Program) -> bool:
         """Whether a program equal to ``program`` (``passes`` aside) passed every
