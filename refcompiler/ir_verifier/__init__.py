@@ -139,9 +139,7 @@ def program_violations(program: Program) -> list[InvariantViolation]:
 
 def _walk(program: Program) -> list[InvariantViolation]:
     walk = Walk(program)
-    for index, instr in enumerate(program.instrs):
-        walk.step(index, instr)
-    walk.finish()
+    walk.run()
     found = list(walk.found)
     if program.offsets or program.peak_bytes is not None:  # allocated
         found.extend(mem1_violations(program))

@@ -40,19 +40,9 @@ class Walk:
 
     def __post_init__(self) -> None:
         self.buffers: dict[str, Buffer] = self.program.buffer_by_name
-        # Where each name is defined, to tell "defined later" from "never defined".
-        self.defined_at: dict[str, int] = {}
-        for i, instr in enumerate(self.program.instrs):
-            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
-                self.defined_at.setdefault(instr.name, i)
         # Who may write each placeholder (IR-4): its save's copy, or the kernel
         # producing the saved value once copy elimination has removed the copy.
-        self.allowed_writers: dict[str, set[tuple[Opcode, str]]] = {}
-        for save in self.program.saves:
-            writers = self.allowed_writers.setdefault(save.target, set())
-            writers.add((Opcode.COPY, save.node))
-            if save.producer is not None:
-                writers.add((Opcode.KERNEL, save.producer))
+        self.allowed_writers = self.program.placeholder_writers
         self.index = 0
         self.specs: dict[OpKind, OpSpec] = {}
         self.handlers = {
@@ -62,6 +52,24 @@ class Walk:
             Opcode.COPY: self.data,
             Opcode.KERNEL: self.data,
         }
+
+    @functools.cached_property
+    def defined_at(self) -> dict[str, int]:
+        """Where each name is first defined, to tell "defined later" from "never
+        defined" (asked only to word a report)."""
+        found: dict[str, int] = {}
+        for i, instr in enumerate(self.program.instrs):
+            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
+                found.setdefault(instr.name, i)
+        return found
+
+    def run(self) -> None:
+        """Walk every instruction, in order, then ``finish``."""
+        handlers = self.handlers
+        for index, instr in enumerate(self.program.instrs):
+            self.index = index
+            handlers[instr.opcode](instr)
+        self.finish()
 
     def report(self, inv: str, message: str, *names: str) -> None:
         self.found.append(ir_violation(self.program, self.index, inv, message, *names))
@@ -113,7 +121,8 @@ class Walk:
 
     def own_operands_ok(self, instr: Instr) -> bool:
         """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
-        if all(o.name == instr.name for o in instr.operands) and len(instr.operands) <= 1:
+        operands = instr.operands
+        if not operands or (len(operands) == 1 and operands[0].name == instr.name):
             return True
         self.report("IR-1", f"{instr.opcode.value} takes no operand but its own name {instr.name}", instr.name)
         return False
@@ -176,7 +185,8 @@ class Walk:
         well_formed = self.signature_ok(instr)
         buffers, views, allocated = self.buffers, self.views, self.allocated
         resolved: list[tuple[int, Operand, str]] = []  # (position, operand, origin)
-        placeholders = shared = module = False
+        shared = module = False
+        placeholders: list[tuple[Operand, str]] = []  # (operand, origin) on placeholders
         written: set[str] = set()
         read: set[str] = set()
         for position, operand in enumerate(instr.operands):
@@ -197,14 +207,15 @@ class Walk:
             if buffer is not None:
                 kind = buffer.kind
                 module = module or kind is BufferKind.OWNED or (writes and kind is BufferKind.CONSTANT)
-                placeholders = placeholders or kind is BufferKind.PLACEHOLDER
+                if kind is BufferKind.PLACEHOLDER:
+                    placeholders.append((operand, root))
         if module:  # after every name is resolved, as the reports come in that order
             for _, operand, root in resolved:
                 self.check_ir3(operand, root)
                 self.check_ir5(instr, operand, root)
         self.check_ir2(resolved)
         if placeholders:
-            self.check_ir4(instr, resolved)
+            self.check_ir4(instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
             self.check_ir6(instr, resolved)
         self.initialised |= written
@@ -258,8 +269,8 @@ class Walk:
             via = f" (through {operand.name})" if operand.name != root else ""
             self.report("IR-3", f"constant {root}{via} is written (@{operand.kind.value})", root)
 
-    def check_ir4(self, instr: Instr, resolved: list[tuple[int, Operand, str]]) -> None:
-        placeholders = [(o, r) for _, o, r in resolved if self.kind_of(r) is BufferKind.PLACEHOLDER]
+    def check_ir4(self, instr: Instr, placeholders: list[tuple[Operand, str]]) -> None:
+        """``placeholders``: the instruction's resolved operands whose origin is a placeholder, in order."""
         written_here = {r for o, r in placeholders if o.kind.writes}
         for operand, root in placeholders:
             if not operand.kind.reads:
@@ -271,9 +282,9 @@ class Walk:
             elif root in written_here:
                 self.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
         for root in sorted(written_here):
-            allowed = self.allowed_writers.get(root, set())
+            allowed = self.allowed_writers.get(root, ())
             if (instr.opcode, instr.name) not in allowed:
-                who = " or ".join(sorted(f"the {op.value} {name}" for op, name in allowed))
+                who = " or ".join(sorted({f"the {op.value} {name}" for op, name in allowed}))
                 why = f"only {who} may write it" if who else "it is never saved, so nothing may write it"
                 writer = f"the {instr.opcode.value} {instr.name}"
                 self.report("IR-4", f"placeholder {root} is written by {writer}; {why}", root)
