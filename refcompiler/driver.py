@@ -11,18 +11,16 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Callable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 import numpy as np
 
 from refcompiler import variants
 from refcompiler.allocator import allocate
+from refcompiler.collector import collector_paused
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
 from refcompiler.errors import InvariantViolation, RefCompilerError, UsageError
 from refcompiler.graph import Graph
@@ -46,7 +44,6 @@ __all__ = [
     "run_compiled_each",
     "fit_schedule",
     "scheduled_graph",
-    "collector_paused",
 ]
 
 
@@ -113,40 +110,10 @@ class Prepared:
         return value
 
 
-_pause_lock = threading.Lock()
-_pauses = 0  # compilations running with the collector paused
-_resume = False  # whether the collector ran when the first of them began
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Run the block with Python's cyclic garbage collector paused.
-
-    Why: a compilation allocates many objects, most of which live until it
-    ends, and the collector's passes over them cost as much as the compilation
-    itself on a large graph (O0 at 10k nodes: 0.90 s with it, 0.54 s without)
-    and grow faster than linearly. Reference counting still frees what a
-    compilation drops; cycles wait for the next collection. Nested and
-    concurrent blocks share one pause: the collector resumes when the last
-    one ends, and only if it was running when the first one began."""
-    global _pauses, _resume
-    with _pause_lock:
-        if _pauses == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume:
-                gc.enable()
-
-
 def prepare(graph: Graph) -> Prepared:
     """Verify ``graph`` (raises the first violation) and derive what every
-    order of it is compiled from (with the collector paused: ``collector_paused``)."""
+    order of it is compiled from (with the collector paused:
+    ``refcompiler.collector.collector_paused``)."""
     with collector_paused():
         return _prepare(graph)
 
@@ -186,7 +153,7 @@ def compile_graph(
     same graph object; the result is what compiling without it gives, since
     every step of ``prepare`` is a deterministic function of the graph (the
     order is still checked against its ``deps``). Runs with the cyclic garbage
-    collector paused (``collector_paused``)."""
+    collector paused (``refcompiler.collector.collector_paused``)."""
     with collector_paused():
         return _compile(graph, scheduler, seed, pipeline, schedule, prepared)
 

@@ -167,24 +167,6 @@ def test_the_collector_is_paused_while_compiling_and_resumed_after() -> None:
     assert gc.isenabled()  # resumed when the compilation fails too
 
 
-def test_a_collector_paused_by_the_caller_stays_paused() -> None:
-    import gc
-
-    from refcompiler.driver import collector_paused
-
-    gc.disable()
-    try:
-        compile_graph(GRAPH)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    with collector_paused():
-        with collector_paused():
-            pass
-        assert not gc.isenabled()  # the outer pause still holds
-    assert gc.isenabled()
-
-
 def test_what_is_kept_for_one_swap_table_is_not_served_under_another() -> None:
     from refcompiler.mutants import activate
 
