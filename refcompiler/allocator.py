@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from dataclasses import replace
 
 from refcompiler.ir import Opcode, Program
 from refcompiler.ir_analysis import Analysis, analyze
@@ -64,7 +63,7 @@ def _only(facts: Analysis, opcode: Opcode, lo: int, hi: int) -> bool:
     """Whether every instruction at an index in ``[lo, hi)`` has ``opcode``."""
     if lo >= hi:
         return True
-    return facts.program.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
+    return facts.instrs[lo].opcode is opcode and facts.run_end(lo) >= hi - 1
 
 
 def allocate(program: Program) -> Program:
@@ -93,7 +92,7 @@ def allocate(program: Program) -> Program:
         arena.take(offsets[name], offsets[name] + sizes[name])
         heapq.heappush(ends, (end, offsets[name], sizes[name]))
     peak = max((offsets[n] + sizes[n] for n in names), default=0)
-    result = replace(program, offsets=tuple((n, offsets[n]) for n in names), peak_bytes=peak)
+    result = program.with_allocation(tuple((n, offsets[n]) for n in names), peak)
     check_mem1(result)
     return result
 

@@ -27,7 +27,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.variants import swappable
 
-__all__ = ["memory_edges", "dependency_graph", "check_schedule", "is_legal", "break_save_cycles"]
+__all__ = ["memory_edges", "dependency_graph", "check_schedule", "deps_edges", "is_legal", "break_save_cycles"]
 
 DATA = "data"
 MEMORY = "memory"
@@ -67,10 +67,20 @@ def dependency_graph(graph: Graph) -> nx.DiGraph:
     return g
 
 
-def check_schedule(graph: Graph, schedule: Sequence[str], deps: nx.DiGraph | None = None) -> None:
-    """Raise SCH-1 unless ``schedule`` is a permutation of the nodes respecting every edge."""
+def check_schedule(
+    graph: Graph,
+    schedule: Sequence[str],
+    deps: nx.DiGraph | None = None,
+    edges: Sequence[tuple[str, str]] | None = None,
+) -> None:
+    """Raise SCH-1 unless ``schedule`` is a permutation of the nodes respecting every edge.
+
+    ``deps``: ``dependency_graph(graph)`` if the caller has it; ``edges``: its
+    edges (``deps_edges(deps)``), if the caller has those too (they are scanned
+    first: the walk that names the first broken edge runs only if one is)."""
     names = [n.name for n in graph.nodes]
-    if sorted(schedule) != sorted(names) or len(set(schedule)) != len(schedule):
+    unique = set(schedule)
+    if len(schedule) != len(names) or len(unique) != len(schedule) or unique != set(names):
         missing = sorted(set(names) - set(schedule))
         extra = sorted(set(schedule) - set(names))
         twice = sorted({n for n in schedule if list(schedule).count(n) > 1})
@@ -78,6 +88,8 @@ def check_schedule(graph: Graph, schedule: Sequence[str], deps: nx.DiGraph | Non
         raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
     deps = dependency_graph(graph) if deps is None else deps
     position = {n: i for i, n in enumerate(schedule)}
+    if not any(position[u] > position[v] for u, v in (deps_edges(deps) if edges is None else edges)):
+        return
     for i, name in enumerate(schedule):
         for pred in deps.predecessors(name):
             if position[pred] > i:
@@ -89,6 +101,12 @@ def check_schedule(graph: Graph, schedule: Sequence[str], deps: nx.DiGraph | Non
                     f"violating the {why} {pred} -> {name}",
                     names=(pred, name),
                 )
+
+
+def deps_edges(deps: nx.DiGraph) -> tuple[tuple[str, str], ...]:
+    """The edges of a dependency graph, as ``(from, to)`` pairs (what
+    ``check_schedule`` scans; a caller checking many orders makes them once)."""
+    return tuple(deps.edges())
 
 
 def is_legal(graph: Graph, schedule: Sequence[str]) -> bool:

@@ -12,6 +12,7 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Mapping, Sequence, TypeVar
 
 import networkx as nx
@@ -19,20 +20,31 @@ import numpy as np
 
 from refcompiler import variants
 from refcompiler.allocator import allocate
-from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph
-from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.collector import collector_paused
+from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
+from refcompiler.errors import InvariantViolation, RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
-from refcompiler.lowering import lower
+from refcompiler.lowering import Lowering
 from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
 from refcompiler.plugins import call_untrusted
 from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
+from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.values import Values, bind_inputs
-from refcompiler.verifier import Types, verify
+from refcompiler.verifier import Types, infer_types, verify
 
-__all__ = ["Compiled", "Prepared", "prepare", "compile_graph", "run_compiled", "run_compiled_each", "fit_schedule", "scheduled_graph"]
+__all__ = [
+    "Compiled",
+    "Prepared",
+    "prepare",
+    "compile_graph",
+    "run_compiled",
+    "run_compiled_each",
+    "fit_schedule",
+    "scheduled_graph",
+]
 
 
 T = TypeVar("T")
@@ -81,6 +93,11 @@ class Prepared:
     memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
     programs: dict[tuple, Program] = field(default_factory=dict, compare=False, repr=False)
 
+    @cached_property
+    def edges(self) -> tuple[tuple[str, str], ...]:
+        """The edges of ``deps`` (``deps_edges``), which every order is checked against."""
+        return deps_edges(self.deps)
+
     def remembered(self, slot: str, key: object, make: Callable[[], T]) -> T:
         """``make()``, or the value kept in ``slot`` when it was made for ``key``
         (one entry per slot: the last one). ``make`` must be a deterministic
@@ -95,7 +112,13 @@ class Prepared:
 
 def prepare(graph: Graph) -> Prepared:
     """Verify ``graph`` (raises the first violation) and derive what every
-    order of it is compiled from."""
+    order of it is compiled from (with the collector paused:
+    ``refcompiler.collector.collector_paused``)."""
+    with collector_paused():
+        return _prepare(graph)
+
+
+def _prepare(graph: Graph) -> Prepared:
     types = verify(graph)
     dced = dce(graph)
     deps = dependency_graph(dced)
@@ -129,7 +152,20 @@ def compile_graph(
     ``prepared``: ``prepare(graph)``, made once for many compilations of the
     same graph object; the result is what compiling without it gives, since
     every step of ``prepare`` is a deterministic function of the graph (the
-    order is still checked against its ``deps``)."""
+    order is still checked against its ``deps``). Runs with the cyclic garbage
+    collector paused (``refcompiler.collector.collector_paused``)."""
+    with collector_paused():
+        return _compile(graph, scheduler, seed, pipeline, schedule, prepared)
+
+
+def _compile(
+    graph: Graph,
+    scheduler: str | Scheduler,
+    seed: int,
+    pipeline: str | Sequence,
+    schedule: Sequence[str] | None,
+    prepared: Prepared | None,
+) -> Compiled:
     if prepared is None:
         prepared = prepare(graph)
     elif prepared.graph is not graph:
@@ -139,7 +175,7 @@ def compile_graph(
         order = _names(_scheduled_order(prepared, scheduler, seed))
     else:
         order = fit_schedule(graph, scheduled, _names(schedule))
-    check_schedule(scheduled, order, deps)
+    check_schedule(scheduled, order, deps, prepared.edges)
     return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
 
 
@@ -152,15 +188,17 @@ def _program(prepared: Prepared, order: tuple[str, ...], passes: list[tuple[str,
     allocated (MEM-1). With built-in passes only, every step is a deterministic
     function of the graph, the order, the passes and the swap points installed,
     so the program is kept under that key and an order compiled again gets it
-    back; a user's pass (which need not be deterministic) runs every time."""
+    back; a user's pass (which need not be deterministic) runs every time. What
+    lowering derives from the graph alone (``Lowering``) is kept per swap table."""
+    swaps = tuple(sorted(variants.active().items(), key=lambda kv: kv[0]))
 
     def make() -> Program:
-        lowered = prepared.remembered("lowered", order, lambda: lower(prepared.scheduled, order, prepared.types))
+        lowering = prepared.remembered("lowering", swaps, lambda: Lowering(prepared.scheduled, prepared.types))
+        lowered = prepared.remembered("lowered", (order, swaps), lambda: lowering.lower(order))
         return allocate(run_pipeline(lowered, passes))
 
     if not all(run in _BUILT_IN_PASSES for _, run in passes):
         return make()
-    swaps = tuple(sorted(variants.active().items(), key=lambda kv: kv[0]))
     key = (order, tuple(run for _, run in passes), swaps)
     found = prepared.programs.get(key)
     if found is None:
@@ -205,9 +243,12 @@ def _scheduled_order(prepared: Prepared, scheduler: str | Scheduler, seed: int) 
     (a deterministic function of the graph and the seed) is remembered, a
     user's is called every time (it need not be deterministic)."""
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    run = lambda: _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
     if pick not in SCHEDULERS.values():
-        return run()
+        return _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
+    if pick is memory_schedule:  # it needs the types, which the preparation has
+        run = lambda: memory_schedule(prepared.scheduled, prepared.deps, seed, types=prepared.types)
+    else:
+        run = lambda: pick(prepared.scheduled, prepared.deps, seed)
     return prepared.remembered("scheduler", (pick, seed), run)
 
 
@@ -240,8 +281,13 @@ def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tup
 
 def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types | None:
     """The result types of ``scheduled`` from those of ``graph``, which it was
-    made from by dropping nodes (dce), or ``None`` when it also has nodes of
-    its own (copies that break save cycles): then lowering infers them."""
+    made from by dropping nodes (dce); when it also has nodes of its own
+    (copies that break save cycles), ``infer_types(scheduled)``, which lowering
+    would compute for every order; ``None`` (lowering infers them, and raises
+    what inferring raises, for each order) if that raises."""
     if any(name not in graph.node_by_name for name in scheduled.node_by_name):
-        return None
+        try:
+            return infer_types(scheduled)
+        except RefCompilerError:
+            return None
     return {key: t for key, t in types.items() if key[0] in scheduled.node_by_name}

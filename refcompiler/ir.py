@@ -156,9 +156,57 @@ class Program:
                 allowed.append((Opcode.KERNEL, save.producer))
         return {target: tuple(allowed) for target, allowed in out.items()}
 
+    def __getstate__(self) -> dict[str, object]:
+        """The fields only: what is kept on the object beside them (derived
+        tables, the analysis, the verifier's verdict) is made again on demand."""
+        return {f: self.__dict__[f] for f in _PROGRAM_FIELDS}
+
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
         """A new program with other instructions; allocation results are dropped."""
-        return replace(self, instrs=tuple(instrs), offsets=(), peak_bytes=None)
+        return self._copy(instrs=tuple(instrs), offsets=(), peak_bytes=None)
+
+    def with_passes(self, passes: tuple[str, ...]) -> "Program":
+        """The same program with another record of the passes run."""
+        return self._copy(passes=passes)
+
+    def with_allocation(self, offsets: tuple[tuple[str, int], ...], peak_bytes: int) -> "Program":
+        """The same program with its activations' arena offsets and the arena's size."""
+        return self._copy(offsets=offsets, peak_bytes=peak_bytes)
+
+    def _copy(self, **changes: object) -> "Program":
+        """``dataclasses.replace(self, **changes)``, built directly for a plain
+        ``Program`` (``replace`` inspects the fields on every call, and a pipeline
+        makes many programs). The tables derived from ``buffers`` and ``saves``
+        alone, and the analysis of ``instrs`` and ``buffers``, are handed on
+        when those stay the same objects: they are functions of them, and
+        programs are immutable; so is the IR verifier's verdict when only
+        ``passes`` changes."""
+        if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
+            return replace(self, **changes)  # type: ignore[arg-type]
+        get = changes.get
+        new = Program(
+            get("name", self.name),  # type: ignore[arg-type]
+            get("buffers", self.buffers),  # type: ignore[arg-type]
+            get("instrs", self.instrs),  # type: ignore[arg-type]
+            get("schedule", self.schedule),  # type: ignore[arg-type]
+            get("offsets", self.offsets),  # type: ignore[arg-type]
+            get("peak_bytes", self.peak_bytes),  # type: ignore[arg-type]
+            get("passes", self.passes),  # type: ignore[arg-type]
+            get("saves", self.saves),  # type: ignore[arg-type]
+        )
+        known = self.__dict__
+        if new.buffers is self.buffers and "buffer_by_name" in known:
+            new.__dict__["buffer_by_name"] = known["buffer_by_name"]
+        if new.saves is self.saves and "placeholder_writers" in known:
+            new.__dict__["placeholder_writers"] = known["placeholder_writers"]
+        if changes.keys() <= {"passes"} and "_valid_under" in known:
+            new.__dict__["_valid_under"] = known["_valid_under"]  # ``refcompiler.ir_verifier``: ``passes`` is no part of it
+        if new.instrs is self.instrs and new.buffers is self.buffers and "_analysis" in known:
+            new.__dict__["_analysis"] = known["_analysis"]  # ``refcompiler.ir_analysis.analyze``: reads only those two
+        return new
+
+
+_PROGRAM_FIELDS = ("name", "buffers", "instrs", "schedule", "offsets", "peak_bytes", "passes", "saves")
 
 
 def signature_problem(instr: Instr) -> str | None:

@@ -24,12 +24,12 @@ verifier, not the analyses, decides what is legal.
 from __future__ import annotations
 
 from dataclasses import replace
-from threading import Lock
+import weakref
 from typing import Mapping
 
 from specs import TensorType
 
-from refcompiler.ir import Instr, Opcode, Program
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 
 __all__ = [
     "Analysis",
@@ -87,6 +87,8 @@ def follow_views(sources: Mapping[str, str], name: str) -> str:
     """The one definition of following a chain of views: from ``name`` through
     ``sources`` (view -> the name it is a view of) to the first name that is no
     view, or to where the chain would repeat (a cycle: malformed IR)."""
+    if name not in sources:
+        return name
     seen = {name}
     while name in sources and sources[name] not in seen:
         name = sources[name]
@@ -103,45 +105,66 @@ class Analysis:
     """
 
     def __init__(self, program: Program):
-        instrs = program.instrs
-        self.program = program
+        self.instrs = instrs = program.instrs
+        self._program = weakref.ref(program)
         self.sources: dict[str, str] = {}  # view -> its source (a later definition wins)
         self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
         self.allocs: dict[str, int] = {}  # activation -> its first alloc
         self.deallocs: dict[str, int] = {}  # activation -> its first dealloc
-        for i, instr in enumerate(instrs):
-            if instr.opcode is Opcode.VIEW and instr.operands:
-                self.sources[instr.name] = instr.operands[0].name
-            if instr.opcode is Opcode.ALLOC:
-                self.allocs.setdefault(instr.name, i)
-            elif instr.opcode is Opcode.DEALLOC:
-                self.deallocs.setdefault(instr.name, i)
-            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW) and instr.type is not None:
-                self.types.setdefault(instr.name, instr.type)
+        self._definitions()
         self._origin: dict[str, str] = {}
         self.uses: dict[str, list[int]] = {}
         self.reads: dict[str, list[int]] = {}
         self.writes: dict[str, list[int]] = {}
         self.direct_reads: dict[str, list[int]] = {}
         for i, instr in enumerate(instrs):
-            self._index(i, instr)
+            if instr.opcode is not Opcode.ALLOC and instr.opcode is not Opcode.DEALLOC:
+                self._index(i, instr)
         self.members: dict[str, set[str]] = {}  # origin -> its views
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
-        self._run_start, self._run_end = _opcode_runs(instrs)
+        self._runs: tuple[list[int], list[int]] | None = None  # made on first use (the allocator's)
+
+    def _definitions(self) -> None:
+        sources, types, allocs, deallocs = self.sources, self.types, self.allocs, self.deallocs
+        for i, instr in enumerate(self.instrs):
+            opcode = instr.opcode
+            if opcode is Opcode.VIEW:
+                if instr.operands:
+                    sources[instr.name] = instr.operands[0].name
+            elif opcode is Opcode.ALLOC:
+                if instr.name not in allocs:
+                    allocs[instr.name] = i
+            elif opcode is Opcode.DEALLOC:
+                if instr.name not in deallocs:
+                    deallocs[instr.name] = i
+                continue
+            else:
+                continue
+            if instr.type is not None and instr.name not in types:
+                types[instr.name] = instr.type
+
+    @property
+    def program(self) -> Program | None:
+        """The program this analysis was made from (``None`` once it is gone)."""
+        return self._program()
 
     def _index(self, i: int, instr: Instr) -> None:
-        if not (is_data(instr) or instr.opcode is Opcode.VIEW):
-            return
+        """Record the uses of a data instruction or view ``i`` (indices come in order)."""
+        view = instr.opcode is Opcode.VIEW
+        origin = self._origin
         for operand in instr.operands:
-            root = self.origin(operand.name)
+            name = operand.name
+            root = origin.get(name)
+            if root is None:
+                root = origin[name] = follow_views(self.sources, name)
             _append_once(self.uses, root, i)
-            if instr.opcode is Opcode.VIEW:
+            if view:
                 continue
-            if operand.kind.reads:
+            if operand.kind is not OperandKind.OUT:
                 _append_once(self.reads, root, i)
-                _append_once(self.direct_reads, operand.name, i)
-            if operand.kind.writes:
+                _append_once(self.direct_reads, name, i)
+            if operand.kind is not OperandKind.IN:
                 _append_once(self.writes, root, i)
 
     def origin(self, name: str) -> str:
@@ -167,11 +190,16 @@ class Analysis:
 
     def run_start(self, index: int) -> int:
         """Index of the first instruction of the run of same-opcode instructions holding ``index``."""
-        return self._run_start[index]
+        return self._opcode_runs()[0][index]
 
     def run_end(self, index: int) -> int:
         """Index of the last instruction of the run of same-opcode instructions holding ``index``."""
-        return self._run_end[index]
+        return self._opcode_runs()[1][index]
+
+    def _opcode_runs(self) -> tuple[list[int], list[int]]:
+        if self._runs is None:
+            self._runs = _opcode_runs(self.instrs)
+        return self._runs
 
 
 def _append_once(table: dict[str, list[int]], key: str, index: int) -> None:
@@ -196,48 +224,34 @@ def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
 
 # Programs are immutable, so an analysis is valid for as long as its program
 # lives, and for every program with the same instructions and buffers (all it
-# reads): a pass that returns its input unchanged, a program renamed or given
-# offsets. A few recent ones are kept: passes query the program they were
-# given, and the one they build, many times each.
-_CACHE: list[tuple[Program, Analysis]] = []  # most recent last; one program object per entry
-_CACHE_SIZE = 8
-_LOCK = Lock()
-
-
-def _same_code(found: Program, program: Program) -> bool:
-    """Same instructions and buffers (compared by value; the instructions are
-    mostly shared objects, which compare by identity)."""
-    a, b = found.instrs, program.instrs
-    try:
-        if a is not b and (len(a) != len(b) or a != b):
-            return False
-        return found.buffers is program.buffers or bool(found.buffers == program.buffers)
-    except Exception:  # a user's pass may put values without a plain == in attributes
-        return False
+# reads). It is kept on the program object itself (``_ANALYSIS`` in its
+# ``__dict__``), which ``Program``'s derived copies with the same instructions
+# and buffers (``with_passes``, ``with_allocation``) hand on; a program built
+# anew (a pass's result) gets its own. The analysis refers back to its program
+# only weakly, so that the two form no reference cycle.
+_ANALYSIS = "_analysis"
 
 
 def analyze(program: Program) -> Analysis:
-    """The analysis of ``program``, computed on first request and kept while the
-    program (or one with the same instructions and buffers) is among the few
-    most recently analysed. A program object is compared by value once: then it
-    has an entry of its own, found by identity."""
-    with _LOCK:
-        for i in reversed(range(len(_CACHE))):
-            if _CACHE[i][0] is program:
-                _CACHE.append(_CACHE.pop(i))
-                return _CACHE[-1][1]
-        made = next((a for p, a in reversed(_CACHE) if _same_code(p, program)), None)
-    if made is None:
-        made = Analysis(program)
-    with _LOCK:
-        _CACHE.append((program, made))
-        del _CACHE[:-_CACHE_SIZE]
-    return made
+    """The analysis of ``program``, computed on first request and kept with the
+    program object (and the copies of it that keep its instructions and buffers)."""
+    try:
+        found = program.__dict__.get(_ANALYSIS)
+    except AttributeError:  # a user's program type without a __dict__
+        return Analysis(program)
+    if found is None:
+        found = program.__dict__[_ANALYSIS] = Analysis(program)
+    return found
 
 
 def view_sources(program: Program) -> dict[str, str]:
-    """Each view's name -> the name it is a view of (its single ``@in`` operand)."""
-    return dict(analyze(program).sources)
+    """Each view's name -> the name it is a view of (its single ``@in`` operand;
+    a later definition wins). From the program's analysis if it has one, else
+    from a scan of the views alone (cheaper than a whole analysis)."""
+    found = getattr(program, "__dict__", {}).get(_ANALYSIS)
+    if found is not None:
+        return dict(found.sources)
+    return {i.name: i.operands[0].name for i in program.instrs if i.opcode is Opcode.VIEW and i.operands}
 
 
 def origin(program: Program, name: str) -> str:
@@ -321,5 +335,10 @@ def rename_all(instr: Instr, names: Mapping[str, str]) -> Instr:
     renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name in names
     if not renames_self and all(o.name not in names for o in instr.operands):
         return instr
-    operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
-    return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)
+    if type(instr) is not Instr or any(type(o) is not Operand for o in instr.operands):
+        operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
+        return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)
+    # built directly: ``replace`` inspects the fields on every call, and passes rename many instructions
+    operands = tuple(Operand(o.kind, names[o.name]) if o.name in names else o for o in instr.operands)
+    name = names[instr.name] if renames_self else instr.name
+    return Instr(instr.opcode, name, operands, instr.op, instr.attrs, instr.type)

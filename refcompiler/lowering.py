@@ -34,10 +34,10 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
 from refcompiler.ir_analysis import follow_views
-from refcompiler.variants import swappable
+from refcompiler.variants import active, key_of, swappable
 from refcompiler.verifier import Types, infer_types
 
-__all__ = ["lower", "lower_state_operands", "StateLowering", "value_name", "BUFFER_KIND"]
+__all__ = ["lower", "Lowering", "lower_state_operands", "StateLowering", "value_name", "BUFFER_KIND"]
 
 BUFFER_KIND: dict[StorageKind, BufferKind] = {
     StorageKind.CONSTANT: BufferKind.CONSTANT,
@@ -76,35 +76,78 @@ def lower(graph: Graph, schedule: Sequence[str], types: Types | None = None) -> 
     order ``schedule`` (a legal schedule of every node; not checked here).
     ``types``: the result types of ``graph``'s nodes when the caller has them
     (``infer_types`` otherwise)."""
-    if types is None:
-        types = infer_types(graph)
-    buffers = tuple(
-        Buffer(name=s.name, kind=BUFFER_KIND[s.kind], type=TensorType(s.shape, s.dtype), owner=s.owner, init=s.init)
-        for s in graph.storage
-    )
-    buffer_by_name = {b.name: b for b in buffers}
-    fresh = _Namer({b.name for b in buffers} | {value_name(n, k) for n in graph.nodes for k in range(len(n.spec.results))})
+    return Lowering(graph, types).lower(schedule)
 
-    def operand(ref: Ref) -> str:
-        if graph.is_storage(ref):
+
+class Lowering:
+    """Lowering of one graph, for any number of orders: what does not depend on
+    the order (the module buffers, the saves, and each node's instructions) is
+    made once, and ``lower(schedule)`` lays the nodes' instructions out in
+    ``schedule`` order and places the deallocs.
+
+    A node's instructions are a function of the graph, its types and the swap
+    points installed, so a ``Lowering`` must be used under the swap points it
+    was made under (its maker keys it by them). They are kept per node unless
+    ``lower_state_operands`` is swapped: a replacement may take fresh names,
+    which depend on the nodes lowered before (the order), so then every
+    ``lower`` makes every node's instructions anew, in order."""
+
+    def __init__(self, graph: Graph, types: Types | None = None):
+        self.graph = graph
+        self.types = infer_types(graph) if types is None else types
+        self.buffers = tuple(
+            Buffer(name=s.name, kind=BUFFER_KIND[s.kind], type=TensorType(s.shape, s.dtype), owner=s.owner, init=s.init)
+            for s in graph.storage
+        )
+        self.buffer_by_name = {b.name: b for b in self.buffers}
+        self.saves = tuple(_saves(graph))
+        self.reuse = key_of(lower_state_operands) not in active()
+        self.blocks: dict[str, tuple[Instr, ...]] = {}  # node -> its instructions (when ``reuse``)
+
+    def operand(self, ref: Ref) -> str:
+        if self.graph.is_storage(ref):
             return ref.name
-        return value_name(graph.node_by_name[ref.name], ref.result)
+        return value_name(self.graph.node_by_name[ref.name], ref.result)
 
-    body: list[Instr] = []
-    for name in schedule:
-        node = graph.node_by_name.get(name)
-        if node is None:
-            raise InvariantViolation("SCH-1", f"the schedule names '{name}', which is no node of the graph", names=(name,))
-        if is_self_save(graph, node):
-            continue  # saves a placeholder's entry value into itself: changes nothing
-        body.extend(_lower_node(node, types, operand, buffer_by_name, fresh))
-    return Program(
-        name=graph.name,
-        buffers=buffers,
-        instrs=tuple(_with_deallocs(body)),
-        schedule=tuple(schedule),
-        saves=tuple(_saves(graph)),
-    )
+    def lower(self, schedule: Sequence[str]) -> Program:
+        """The program for the order ``schedule`` (see ``lower``)."""
+        graph = self.graph
+        fresh = _no_fresh_names if self.reuse else self._namer()
+        body: list[Instr] = []
+        for name in schedule:
+            block = self.blocks.get(name)
+            if block is None:
+                node = graph.node_by_name.get(name)
+                if node is None:
+                    raise InvariantViolation("SCH-1", f"the schedule names '{name}', which is no node of the graph", names=(name,))
+                # a save of a placeholder's entry value into itself changes nothing: no instructions
+                block = () if is_self_save(graph, node) else tuple(self._node(node, fresh))
+                if self.reuse:
+                    self.blocks[name] = block
+            body.extend(block)
+        program = Program(
+            name=graph.name,
+            buffers=self.buffers,
+            instrs=tuple(_with_deallocs(body)),
+            schedule=tuple(schedule),
+            saves=self.saves,
+        )
+        program.__dict__["buffer_by_name"] = self.buffer_by_name  # = the cached property (read only)
+        return program
+
+    def _node(self, node: Node, fresh: Callable[[str], str]) -> list[Instr]:
+        return _lower_node(node, self.types, self.operand, self.buffer_by_name, fresh)
+
+    def _namer(self) -> "_Namer":
+        graph = self.graph
+        return _Namer(set(self.buffer_by_name) | {value_name(n, k) for n in graph.nodes for k in range(len(n.spec.results))})
+
+
+def _no_fresh_names(hint: str) -> str:
+    """``fresh`` for instructions kept across orders: the built-in
+    ``lower_state_operands`` takes no fresh names, and one taken here would
+    depend on the order the nodes were first lowered in."""
+    raise AssertionError(f"lowering asked for a fresh name ({hint}) with node instructions kept across orders")
 
 
 def _lower_node(

@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 import networkx as nx
 import numpy as np
 
-from refcompiler.deps import check_schedule, dependency_graph
+from refcompiler.deps import check_schedule, dependency_graph, deps_edges
 from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
@@ -70,6 +70,7 @@ class GraphContext:
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
+    _compared: tuple[Graph, bool] | None = field(default=None, repr=False)
 
     @cached_property
     def violations(self) -> list[InvariantViolation]:
@@ -106,6 +107,10 @@ class GraphContext:
         """The correct dependency model of ``prepared``."""
         return dependency_graph(self.prepared)
 
+    @cached_property
+    def _deps_edges(self) -> tuple[tuple[str, str], ...]:
+        return deps_edges(self.deps)
+
     def compiler_prepared(self) -> Prepared:
         """``refcompiler.driver.prepare(graph)`` inside the mutant, made on the
         first call; every later call returns it, or raises the same error again
@@ -131,12 +136,21 @@ class GraphContext:
     def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
         """``None`` when ``order`` is a legal order of ``scheduled`` under the
         correct model, else why not."""
-        deps = self.deps if scheduled is self.prepared or scheduled == self.prepared else None
+        same = self._is_prepared(scheduled)
         try:
-            check_schedule(scheduled, list(order), deps)
+            check_schedule(scheduled, list(order), *((self.deps, self._deps_edges) if same else ()))
         except InvariantViolation as e:
             return e
         return None
+
+    def _is_prepared(self, scheduled: Graph) -> bool:
+        """``scheduled == prepared``, compared once for the last graph object asked
+        about (graphs are immutable; every schedule of ``compiler_prepared`` shares one)."""
+        if scheduled is self.prepared:
+            return True
+        if self._compared is None or self._compared[0] is not scheduled:
+            self._compared = (scheduled, scheduled == self.prepared)
+        return self._compared[1]
 
     def passed(self, program: Program) -> bool:
         """Whether a program equal to ``program`` (``passes`` aside) passed every

@@ -48,7 +48,9 @@ immutable, and the verdict is a function of the program (compared by value;
 ``passes``, the names of the passes run, is not part of it) and of the swap
 points installed (a mutant may change the spec table the walk reads). So a pass
 that returns its input unchanged, or two pipelines sharing one lowered program,
-cost one walk, and every check still holds for every program verified.
+cost one walk, and every check still holds for every program verified. The
+verdict is also kept on the program object itself (with the swap table), so
+that asking again about the same object costs no comparison.
 
 The package: ``walk`` (IR-1..IR-6, one walk over the instructions), ``mem1``
 (MEM-1).
@@ -81,7 +83,14 @@ _VALID_SIZE = 8
 _LOCK = Lock()
 
 
+# The swap table a program object was found valid under, kept on the object
+# (``Program`` hands it on to a copy differing only in ``passes``).
+_VALID_UNDER = "_valid_under"
+
+
 def _known_valid(program: Program, swaps: object) -> bool:
+    if getattr(program, "__dict__", {}).get(_VALID_UNDER) is swaps:
+        return True
     with _LOCK:
         for same in (_identical, _same):  # by identity first: a comparison by value costs a scan
             for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
@@ -108,6 +117,8 @@ def _same(a: Program, b: Program) -> bool:
 
 
 def _remember_valid(program: Program, swaps: object) -> None:
+    if hasattr(program, "__dict__"):
+        program.__dict__[_VALID_UNDER] = swaps
     with _LOCK:
         _VALID.append((program, swaps))
         del _VALID[:-_VALID_SIZE]
@@ -128,9 +139,7 @@ def program_violations(program: Program) -> list[InvariantViolation]:
 
 def _walk(program: Program) -> list[InvariantViolation]:
     walk = Walk(program)
-    for index, instr in enumerate(program.instrs):
-        walk.step(index, instr)
-    walk.finish()
+    walk.run()
     found = list(walk.found)
     if program.offsets or program.peak_bytes is not None:  # allocated
         found.extend(mem1_violations(program))

@@ -7,7 +7,7 @@ import heapq
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Opcode, Program
-from refcompiler.ir_analysis import live_ranges, view_sources
+from refcompiler.ir_analysis import analyze, live_ranges
 from refcompiler.ir_text import ir_violation
 
 __all__ = ["check_mem1", "mem1_violations"]
@@ -25,7 +25,7 @@ def mem1_violations(program: Program) -> list[InvariantViolation]:
     ranges = live_ranges(program)
     types = {i.name: i.type for i in program.instrs if i.opcode is Opcode.ALLOC and i.type is not None}
     offsets = program.offset_of
-    views = view_sources(program)
+    views = analyze(program).sources  # only read
     found: list[InvariantViolation] = []
 
     def report(index: int, message: str, *names: str) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
-from specs import TensorType
+from specs import OpKind, OpSpec, TensorType
 
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
@@ -13,6 +14,14 @@ from refcompiler.ir_text import ir_violation
 from refcompiler.spec import spec_of
 
 __all__ = ["Walk"]
+
+_COPY_KINDS = (OperandKind.OUT, OperandKind.IN)
+
+
+@functools.lru_cache(maxsize=256)
+def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...]:
+    """A kernel's operand kinds: its results, inputs and state, in that order."""
+    return (OperandKind.OUT,) * n_out + (OperandKind.IN,) * n_in + (OperandKind.INOUT,) * n_state
 
 
 @dataclass
@@ -31,20 +40,11 @@ class Walk:
 
     def __post_init__(self) -> None:
         self.buffers: dict[str, Buffer] = self.program.buffer_by_name
-        # Where each name is defined, to tell "defined later" from "never defined".
-        self.defined_at: dict[str, int] = {}
-        for i, instr in enumerate(self.program.instrs):
-            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
-                self.defined_at.setdefault(instr.name, i)
         # Who may write each placeholder (IR-4): its save's copy, or the kernel
         # producing the saved value once copy elimination has removed the copy.
-        self.allowed_writers: dict[str, set[tuple[Opcode, str]]] = {}
-        for save in self.program.saves:
-            writers = self.allowed_writers.setdefault(save.target, set())
-            writers.add((Opcode.COPY, save.node))
-            if save.producer is not None:
-                writers.add((Opcode.KERNEL, save.producer))
+        self.allowed_writers = self.program.placeholder_writers
         self.index = 0
+        self.specs: dict[OpKind, OpSpec] = {}
         self.handlers = {
             Opcode.ALLOC: self.alloc,
             Opcode.DEALLOC: self.dealloc,
@@ -52,6 +52,24 @@ class Walk:
             Opcode.COPY: self.data,
             Opcode.KERNEL: self.data,
         }
+
+    @functools.cached_property
+    def defined_at(self) -> dict[str, int]:
+        """Where each name is first defined, to tell "defined later" from "never
+        defined" (asked only to word a report)."""
+        found: dict[str, int] = {}
+        for i, instr in enumerate(self.program.instrs):
+            if instr.opcode in (Opcode.ALLOC, Opcode.VIEW):
+                found.setdefault(instr.name, i)
+        return found
+
+    def run(self) -> None:
+        """Walk every instruction, in order, then ``finish``."""
+        handlers = self.handlers
+        for index, instr in enumerate(self.program.instrs):
+            self.index = index
+            handlers[instr.opcode](instr)
+        self.finish()
 
     def report(self, inv: str, message: str, *names: str) -> None:
         self.found.append(ir_violation(self.program, self.index, inv, message, *names))
@@ -103,7 +121,8 @@ class Walk:
 
     def own_operands_ok(self, instr: Instr) -> bool:
         """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
-        if all(o.name == instr.name for o in instr.operands) and len(instr.operands) <= 1:
+        operands = instr.operands
+        if not operands or (len(operands) == 1 and operands[0].name == instr.name):
             return True
         self.report("IR-1", f"{instr.opcode.value} takes no operand but its own name {instr.name}", instr.name)
         return False
@@ -160,31 +179,53 @@ class Walk:
     def data(self, instr: Instr) -> None:
         # A malformed signature is reported, and the operands are still walked
         # so that one fault does not cascade into reports about later reads.
+        # The checks run in a fixed order (signature, names, IR-3 and IR-5 per
+        # operand, IR-2, IR-4, IR-6); the last two look closer only where an
+        # operand could break them (a placeholder; a shared buffer).
         well_formed = self.signature_ok(instr)
+        buffers, views, allocated = self.buffers, self.views, self.allocated
         resolved: list[tuple[int, Operand, str]] = []  # (position, operand, origin)
+        shared = module = False
+        placeholders: list[tuple[Operand, str]] = []  # (operand, origin) on placeholders
+        written: set[str] = set()
+        read: set[str] = set()
         for position, operand in enumerate(instr.operands):
-            problem = self.unresolved(operand.name)
-            if problem is not None:
-                self.report("IR-1", problem, operand.name)
+            name = operand.name
+            root = follow_views(views, name) if name in views else name
+            buffer = buffers.get(root)
+            if buffer is None and (root not in allocated or root in self.freed):
+                self.report("IR-1", self.unresolved(name), name)  # type: ignore[arg-type]  # not usable here
+                continue
+            resolved.append((position, operand, root))
+            writes = operand.kind is not OperandKind.IN
+            if writes:
+                shared = shared or root in written or root in read
+                written.add(root)
             else:
-                resolved.append((position, operand, self.origin(operand.name)))
-        for _, operand, root in resolved:
-            self.check_ir3(operand, root)
-            self.check_ir5(instr, operand, root)
+                shared = shared or root in written
+                read.add(root)
+            if buffer is not None:
+                kind = buffer.kind
+                module = module or kind is BufferKind.OWNED or (writes and kind is BufferKind.CONSTANT)
+                if kind is BufferKind.PLACEHOLDER:
+                    placeholders.append((operand, root))
+        if module:  # after every name is resolved, as the reports come in that order
+            for _, operand, root in resolved:
+                self.check_ir3(operand, root)
+                self.check_ir5(instr, operand, root)
         self.check_ir2(resolved)
-        self.check_ir4(instr, resolved)
-        if well_formed:  # in-place rules need the op and operand positions
+        if placeholders:
+            self.check_ir4(instr, placeholders)
+        if well_formed and shared:  # in-place rules need the op and operand positions
             self.check_ir6(instr, resolved)
-        for _, operand, root in resolved:
-            if operand.kind.writes:
-                self.initialised.add(root)
+        self.initialised |= written
 
     # -- signatures (IR-1) -------------------------------------------------
 
     def signature_ok(self, instr: Instr) -> bool:
-        kinds = [o.kind for o in instr.operands]
+        kinds = tuple(o.kind for o in instr.operands)
         if instr.opcode is Opcode.COPY:
-            if kinds != [OperandKind.OUT, OperandKind.IN]:
+            if kinds != _COPY_KINDS:
                 self.report("IR-1", "a copy takes @out destination, @in source", instr.name)
                 return False
             dest, source = (self.type_of(o.name) for o in instr.operands)
@@ -195,16 +236,23 @@ class Walk:
         if instr.op is None:
             self.report("IR-1", "a kernel without an op", instr.name)
             return False
-        spec = spec_of(instr.op)
-        n_out, n_in, n_state = (kinds.count(k) for k in (OperandKind.OUT, OperandKind.IN, OperandKind.INOUT))
-        expected = [OperandKind.OUT] * n_out + [OperandKind.IN] * n_in + [OperandKind.INOUT] * n_state
+        spec = self.spec(instr.op)
+        n_out, n_state = len(spec.results), len(spec.state)
+        n_in = len(kinds) - n_out - n_state
         inputs_ok = n_in >= 1 if spec.variadic else n_in == len(spec.inputs)
-        if kinds != expected or n_out != len(spec.results) or not inputs_ok or n_state != len(spec.state):
+        if not inputs_ok or kinds != _KERNEL_KINDS(n_out, n_in, n_state):
             n_inputs = "1 or more" if spec.variadic else len(spec.inputs)
             want = f"{len(spec.results)} @out, {n_inputs} @in, {len(spec.state)} @inout"
             self.report("IR-1", f"{spec.name} takes {want}, in that order", instr.name)
             return False
         return True
+
+    def spec(self, op: OpKind) -> OpSpec:
+        """``spec_of(op)``, asked once per op and walk (the swap points do not change during one)."""
+        found = self.specs.get(op)
+        if found is None:
+            found = self.specs[op] = spec_of(op)
+        return found
 
     # -- per-invariant checks ---------------------------------------------
 
@@ -212,7 +260,7 @@ class Walk:
         # Reads of one instruction happen before its writes, so an in-place
         # instruction does not initialise its own input.
         for _, operand, root in resolved:
-            if operand.kind.reads and root in self.allocated and root not in self.initialised:
+            if operand.kind is not OperandKind.OUT and root in self.allocated and root not in self.initialised:
                 via = f" (through {operand.name})" if operand.name != root else ""
                 self.report("IR-2", f"{root}{via} is read before anything writes it", root)
 
@@ -221,8 +269,8 @@ class Walk:
             via = f" (through {operand.name})" if operand.name != root else ""
             self.report("IR-3", f"constant {root}{via} is written (@{operand.kind.value})", root)
 
-    def check_ir4(self, instr: Instr, resolved: list[tuple[int, Operand, str]]) -> None:
-        placeholders = [(o, r) for _, o, r in resolved if self.kind_of(r) is BufferKind.PLACEHOLDER]
+    def check_ir4(self, instr: Instr, placeholders: list[tuple[Operand, str]]) -> None:
+        """``placeholders``: the instruction's resolved operands whose origin is a placeholder, in order."""
         written_here = {r for o, r in placeholders if o.kind.writes}
         for operand, root in placeholders:
             if not operand.kind.reads:
@@ -234,9 +282,9 @@ class Walk:
             elif root in written_here:
                 self.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
         for root in sorted(written_here):
-            allowed = self.allowed_writers.get(root, set())
+            allowed = self.allowed_writers.get(root, ())
             if (instr.opcode, instr.name) not in allowed:
-                who = " or ".join(sorted(f"the {op.value} {name}" for op, name in allowed))
+                who = " or ".join(sorted({f"the {op.value} {name}" for op, name in allowed}))
                 why = f"only {who} may write it" if who else "it is never saved, so nothing may write it"
                 writer = f"the {instr.opcode.value} {instr.name}"
                 self.report("IR-4", f"placeholder {root} is written by {writer}; {why}", root)

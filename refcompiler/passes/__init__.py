@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import replace
 from typing import Callable, Sequence
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
@@ -160,6 +159,6 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
         result = _apply(name, run, program)
         if not isinstance(result, Program):
             raise UsageError(f"pass {name} returned {type(result).__name__}, not a Program")
-        program = replace(result, passes=(*program.passes, name))
+        program = result.with_passes((*program.passes, name))
         _verified(program, f"after pass {name}")
     return program

@@ -16,27 +16,32 @@ import networkx as nx
 
 from refcompiler.graph import Graph
 from refcompiler.schedulers.kahn import kahn
-from refcompiler.verifier import infer_types
+from refcompiler.verifier import Types, infer_types
 
 __all__ = ["memory_schedule"]
 
 Value = tuple[str, int]  # (node, result index)
 
 
-def memory_schedule(graph: Graph, deps: nx.DiGraph, seed: int = 0) -> list[str]:
-    """``seed`` is unused. The graph must be valid (its types are inferred)."""
-    types = infer_types(graph)
+def memory_schedule(graph: Graph, deps: nx.DiGraph, seed: int = 0, *, types: Types | None = None) -> list[str]:
+    """``seed`` is unused. The graph must be valid; ``types``: its result types
+    (``infer_types(graph)``) if the caller has them, else they are inferred."""
+    if types is None:
+        types = infer_types(graph)
     holders = _holders(graph)
     size = {v: types[v].nbytes for v in holders}
     waiting = {v: set(h) for v, h in holders.items()}  # holders not yet scheduled
-    reads = {n.name: [v for v, h in holders.items() if n.name in h] for n in graph.nodes}
+    reads: dict[str, list[Value]] = {n.name: [] for n in graph.nodes}  # node -> the values it holds
+    for v, h in holders.items():
+        for name in h:
+            reads[name].append(v)
     allocates = {
         n.name: 0 if n.spec.view else sum(types[(n.name, k)].nbytes for k in range(len(n.spec.results)))
         for n in graph.nodes
     }
 
     def score(name: str) -> int:
-        freed = sum(size[v] for v in reads[name] if waiting[v] == {name})
+        freed = sum(size[v] for v in reads[name] if len(waiting[v]) == 1)  # ``name`` is the one left
         return freed - allocates[name]
 
     def choose(ready: Sequence[str]) -> str:

@@ -77,8 +77,13 @@ def test_one_order_under_several_pipelines_is_scheduled_and_lowered_once(monkeyp
     import refcompiler.driver as driver
 
     lowered: list[tuple[str, ...]] = []
-    real = driver.lower
-    monkeypatch.setattr(driver, "lower", lambda graph, order, types=None: lowered.append(tuple(order)) or real(graph, order, types))
+
+    class Spy(driver.Lowering):
+        def lower(self, schedule):  # type: ignore[no-untyped-def]
+            lowered.append(tuple(schedule))
+            return super().lower(schedule)
+
+    monkeypatch.setattr(driver, "Lowering", Spy)
     prepared = prepare(GRAPH)
     o0 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O0", prepared=prepared)
     o2 = compile_graph(GRAPH, scheduler="random", seed=5, pipeline="O2", prepared=prepared)
@@ -143,3 +148,38 @@ def test_a_preparation_schedules_the_scheduled_graph(path: Path) -> None:
     prepared = prepare(graph)
     assert prepared.scheduled == scheduled_graph(graph)
     assert set(prepared.deps.edges) == set(dependency_graph(prepared.scheduled).edges)
+
+
+def test_the_collector_is_paused_while_compiling_and_resumed_after() -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    def spy(program):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return program
+
+    assert gc.isenabled()
+    compile_graph(GRAPH, pipeline=[spy])
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ExecutionError):
+        compile_graph(GRAPH, pipeline=[lambda program: 1 / 0])
+    assert gc.isenabled()  # resumed when the compilation fails too
+
+
+def test_what_is_kept_for_one_swap_table_is_not_served_under_another() -> None:
+    from refcompiler.mutants import activate
+
+    def outcome(**kwargs: object) -> str:
+        try:
+            return print_program(compile_graph(graph, pipeline="O0", **kwargs).program)  # type: ignore[arg-type]
+        except InvariantViolation as e:
+            return f"{e.invariant}: {e}"
+
+    graph = load_graph(GRAPH_PATH.parent / "embedding_update.json")
+    prepared = prepare(graph)
+    plain = outcome(prepared=prepared)
+    with activate("lower-state-no-writeback"):  # changes lowering (and takes fresh names)
+        mutated, alone = outcome(prepared=prepared), outcome()
+    assert mutated == alone != plain and alone.startswith("IR-5")
+    assert outcome(prepared=prepared) == plain

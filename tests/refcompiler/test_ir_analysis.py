@@ -79,3 +79,18 @@ def test_an_analysis_is_kept_per_program_object() -> None:
     other = program.with_instrs(program.instrs[:-1])
     assert ir_analysis.analyze(other) is not ir_analysis.analyze(program)
     assert ir_analysis.analyze(other).program is other
+
+
+def test_an_analysis_kept_on_a_program_goes_with_the_same_code_only() -> None:
+    import pickle
+
+    program = _programs()[0]
+    facts = ir_analysis.analyze(program)
+    assert ir_analysis.analyze(program.with_passes(("x",))) is facts  # same instructions and buffers
+    assert ir_analysis.analyze(program.with_allocation((), 0)) is facts
+    changed = program.with_instrs(program.instrs[:-1])
+    assert ir_analysis.analyze(changed) is not facts
+    assert ir_analysis.analyze(changed).instrs == program.instrs[:-1]
+    copy = pickle.loads(pickle.dumps(program))  # the analysis is not pickled with it
+    assert copy == program and "_analysis" not in copy.__dict__
+    assert ir_analysis.analyze(copy) is not facts and ir_analysis.analyze(copy).uses == facts.uses

@@ -491,3 +491,14 @@ def test_a_verdict_holds_only_under_the_swap_points_it_was_reached_under() -> No
     with activate("inplace-stencil"):  # its spec declares roll in place: valid there
         assert program_violations(stencil) == []
     assert ids(stencil) == ["IR-6"]  # not under the correct spec
+
+
+def test_a_verdict_kept_on_a_program_goes_with_a_change_of_passes_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _counting_walks(monkeypatch)
+    p = replace(clean(), name="not verified before either")
+    assert program_violations(p) == [] and len(walked) == 1
+    assert program_violations(p.with_passes(("a",))) == [] and len(walked) == 1
+    # offsets that overlap two live activations: MEM-1, although the code was valid
+    names = [i.name for i in p.instrs if i.opcode is Opcode.ALLOC]
+    overlapping = p.with_allocation(tuple((n, 0) for n in names), 16)
+    assert "MEM-1" in ids(overlapping) and len(walked) == 2
