@@ -8,6 +8,7 @@ across storage and nodes, since an input may name either.
 from __future__ import annotations
 
 import enum
+import heapq
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Iterator
@@ -134,6 +135,34 @@ class Graph:
     @cached_property
     def creation_order(self) -> dict[str, int]:
         return {n.name: i for i, n in enumerate(self.nodes)}
+
+    @cached_property
+    def data_order(self) -> tuple[str, ...] | None:
+        """The node names topologically over data edges (producer before
+        reader), ties broken by creation order; ``None`` when data edges close
+        a cycle or two nodes share a name (an invalid graph). Made once per
+        graph: the reference, type inference and every graph-level walk use it
+        (``verifier.evaluation_order``)."""
+        index = {n.name: i for i, n in enumerate(self.nodes)}
+        if len(index) != len(self.nodes):
+            return None
+        readers: list[list[int]] = [[] for _ in self.nodes]
+        waiting = [0] * len(self.nodes)
+        for i, n in enumerate(self.nodes):
+            for p in {index[r.name] for r in n.inputs if r.name in index}:
+                readers[p].append(i)
+                waiting[i] += 1
+        ready = [i for i, w in enumerate(waiting) if w == 0]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            i = heapq.heappop(ready)
+            order.append(self.nodes[i].name)
+            for j in readers[i]:
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    heapq.heappush(ready, j)
+        return tuple(order) if len(order) == len(self.nodes) else None
 
     def is_storage(self, ref: Ref | str) -> bool:
         name = ref.name if isinstance(ref, Ref) else ref

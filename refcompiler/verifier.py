@@ -70,8 +70,13 @@ def result_count(node: Node) -> int:
 
 def evaluation_order(graph: Graph) -> Iterator[str]:
     """The nodes in the one order every graph-level walk uses: topological over
-    data edges, ties broken by creation order. Raises what networkx raises on a cycle."""
-    return nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
+    data edges, ties broken by creation order (``Graph.data_order``, made once
+    per graph). On a cycle, what networkx's walk gives: the nodes before it,
+    then its error."""
+    order = graph.data_order
+    if order is None:
+        return nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
+    return iter(order)
 
 
 def data_graph(graph: Graph) -> nx.DiGraph:

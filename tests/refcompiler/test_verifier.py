@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from specs import INVARIANTS, Dtype, OpKind, TensorType
 
@@ -20,6 +22,8 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, Storage, StorageKind
 from refcompiler.graph_json import load_graph
 from refcompiler.verifier import infer_types, verify, violations
+
+from tests.refcompiler.local_graphs import graphs
 
 ROOT = Path(__file__).resolve().parents[2]
 INVALID = ROOT / "tests" / "data" / "invalid"
@@ -200,3 +204,31 @@ def test_mixed_dtypes_of_max_and_int32_of_other_binaries_break_g1(a, b, op, mess
     with pytest.raises(InvariantViolation, match=re.escape(message)) as info:
         verify(g)
     assert info.value.invariant == "G-1"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(graphs(max_steps=10), st.randoms(use_true_random=False))
+def test_the_evaluation_order_is_networkx_lexicographic_topological_order(g, rnd):
+    import networkx as nx
+
+    from refcompiler.verifier import data_graph, evaluation_order
+
+    shuffled = g.with_nodes(tuple(rnd.sample(list(g.nodes), len(g.nodes))))  # creation order is what breaks ties
+    for h in (g, shuffled):
+        want = list(nx.lexicographical_topological_sort(data_graph(h), key=h.creation_order.__getitem__))
+        assert h.data_order == tuple(want) and list(evaluation_order(h)) == want
+
+
+def test_the_evaluation_order_of_a_cyclic_graph_is_networkx_walk_and_error():
+    import networkx as nx
+
+    from refcompiler.verifier import evaluation_order
+
+    a, b, c = Node("a", OpKind.NEG, (Ref("x"),)), Node("b", OpKind.NEG, (Ref("c"),)), Node("c", OpKind.NEG, (Ref("b"),))
+    g = Graph("cyc", (), (a, b, c))
+    assert g.data_order is None
+    walk = evaluation_order(g)
+    assert next(walk) == "a"  # the nodes before the cycle, then networkx's error
+    with pytest.raises(nx.NetworkXUnfeasible):
+        list(walk)
+    assert Graph("dup", (), (a, a)).data_order is None  # two nodes, one name: left to networkx
