@@ -17,7 +17,7 @@ from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_c
 from fuzz.case import ExpectKind
 from fuzz.corpus import load_case, replay
 
-TIMINGS = {"seconds", "cases_per_second", "schedules_per_second"}
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "seconds_by_stage"}
 
 
 def _untimed(summary: Summary) -> dict:
