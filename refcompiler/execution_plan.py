@@ -7,9 +7,10 @@ writes, which run in program order whatever the data, and it is reset at the
 start of every run. So the checks are run once, here, in exactly the order the
 interpreter used to run them; the plan keeps
 
-- ``steps``: the data instructions (kernels and copies) before the first
-  violation, each with its operands resolved to byte ranges, which outputs to
-  poison, and which results are committed chunk by chunk;
+- ``steps``: the allocs and deallocs (the arena bytes they poison) and the
+  data instructions (kernels and copies) before the first violation, each
+  with its operands resolved to byte ranges, which outputs to poison, and
+  which results are committed chunk by chunk;
 - ``failure``: the first violation (or other error) the checks raise, which
   every run raises after running ``steps`` -- exactly where the interpreter's
   run would have raised it, since everything before it is data work.
@@ -37,7 +38,7 @@ from refcompiler.ir_text import ir_violation
 from refcompiler.sanitizer import Shadow
 from refcompiler.spec import spec_of
 
-__all__ = ["CHUNKS", "Loc", "KernelStep", "CopyStep", "Plan", "plan_of"]
+__all__ = ["CHUNKS", "Loc", "PoisonStep", "KernelStep", "CopyStep", "Plan", "plan_of"]
 
 CHUNKS = 3  # chunks per result (fewer when it has fewer elements)
 CACHE_SIZE = 64  # plans kept (most recently used)
@@ -71,6 +72,18 @@ class Loc(NamedTuple):
         return self.memory == other.memory and self.lo < other.hi and other.lo < self.hi
 
 
+class PoisonStep(NamedTuple):
+    """An alloc's region, or the bytes a dealloc's activation still owns
+    (``owned``: a mask over ``lo:hi``, ``None`` for all of them), filled with
+    poison (DESIGN §5). The sanitizer flags any read of them before a write;
+    the poison is what such a read would see if it did not."""
+
+    index: int
+    lo: int
+    hi: int
+    owned: object = None  # numpy bool array, or None
+
+
 class KernelStep(NamedTuple):
     """A kernel: ``poison`` are the ``@out`` results poisoned before it runs
     (those not in place that overlap bytes it reads: poison elsewhere is
@@ -101,7 +114,7 @@ class CopyStep(NamedTuple):
 
 @dataclass(frozen=True)
 class Plan:
-    steps: tuple[KernelStep | CopyStep, ...]
+    steps: tuple[PoisonStep | KernelStep | CopyStep, ...]
     failure: Exception | None
     # module buffer -> the bytes of its initial value, when it is a function of
     # the program alone (filled by the interpreter on first use)
@@ -152,7 +165,7 @@ class _Planner:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.shadow = Shadow(program, program.peak_bytes)
         self.index = 0
-        self.steps: list[KernelStep | CopyStep] = []
+        self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
     def plan(self) -> Plan:
         step = {Opcode.ALLOC: self.alloc, Opcode.DEALLOC: self.dealloc, Opcode.VIEW: self.view, Opcode.COPY: self.copy}
@@ -183,12 +196,15 @@ class _Planner:
             raise self.fail("IR-1", f"alloc of {instr.name} without a type", instr.name)
         lo, hi = self.region(instr.name)
         self.shadow.alloc(self.index, instr.name, lo, hi)
+        self.steps.append(PoisonStep(self.index, lo, hi))
 
     def dealloc(self, instr: Instr) -> None:
         if instr.name not in self.alloc_types:
             raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
         lo, hi = self.region(instr.name)
+        owned = self.shadow.owned(instr.name, lo, hi)
         self.shadow.dealloc(self.index, instr.name, lo, hi)
+        self.steps.append(PoisonStep(self.index, lo, hi, owned))
 
     def view(self, instr: Instr) -> None:
         if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:

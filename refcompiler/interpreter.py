@@ -6,9 +6,10 @@ The execution contract, which is what makes aliasing bugs visible:
 - memory is real: one ``uint8`` arena of ``peak_bytes`` and one byte buffer
   per module buffer; every operand is a numpy view of its bytes
   (``.view(dtype).reshape(shape)``), so views and shared buffers alias;
-- the arena starts every run as poison (``0xFF`` bytes: a NaN as float32,
-  -1 as int32). What an ``alloc`` or ``dealloc`` leaves in its bytes is never
-  seen: reading a byte not written since its alloc, or freed, is a violation;
+- ``alloc`` fills its region with poison (``0xFF`` bytes: a NaN as float32,
+  -1 as int32); ``dealloc`` poisons the bytes its activation still owns (a
+  read of either before a write is a violation too: the poison is what such
+  a read would see were the sanitizer wrong);
 - before a data instruction runs, each ``@out`` is poisoned unless it is in a
   declared in-place pair (``spec_of(op).inplace_inputs(k)``) with an input it
   aliases exactly; a ``copy`` is never in place. (Only an ``@out`` over bytes
@@ -45,7 +46,7 @@ import numpy as np
 from specs import Dtype
 
 from refcompiler.errors import ExecutionError, UsageError
-from refcompiler.execution_plan import CHUNKS, CopyStep, KernelStep, Loc, _chunks, plan_of
+from refcompiler.execution_plan import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, _chunks, plan_of
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
@@ -129,11 +130,10 @@ class _Machine:
     # -- one run ---------------------------------------------------------------
 
     def run(self) -> None:
-        """One run: the data steps, then the plan's violation, if any. The
-        sanitizer's checks ran when the plan was made (they do not depend on
-        the data); poison from allocs and deallocs is never read (a read of a
-        byte not written since its alloc is a violation), so the arena is only
-        poisoned at the start, and an output only where the kernel reads it."""
+        """One run: the plan's steps (poison and data), then its violation, if
+        any. The sanitizer's checks ran when the plan was made (they do not
+        depend on the data); an output is poisoned only where the kernel reads
+        it (elsewhere the poison is overwritten before anything can read it)."""
         self.arena.fill(POISON)
         for step in self.steps:
             step()
@@ -146,7 +146,9 @@ class _Machine:
     def array(self, loc: Loc) -> np.ndarray:
         return self.memory(loc).view(_dtype(loc.type.dtype)).reshape(loc.type.shape)
 
-    def bind(self, step: KernelStep | CopyStep) -> Callable[[], None]:
+    def bind(self, step: PoisonStep | KernelStep | CopyStep) -> Callable[[], None]:
+        if isinstance(step, PoisonStep):
+            return _poison_run(self.arena, step)
         if isinstance(step, CopyStep):
             return _CopyRun(self, step)
         return _KernelRun(self, step)
@@ -154,6 +156,18 @@ class _Machine:
     def wrong_value(self, step: KernelStep, loc: Loc, value: np.ndarray) -> Exception:
         message = f"the instruction produces {value.dtype}{list(value.shape)} for {loc.origin}, which is {loc.type}"
         return ir_violation(self.program, step.index, "IR-1", message, loc.origin)
+
+
+def _poison_run(arena: np.ndarray, step: PoisonStep) -> Callable[[], None]:
+    region = arena[step.lo : step.hi]
+    if step.owned is None:
+        return lambda: region.fill(POISON)
+    owned = step.owned
+
+    def poison_owned() -> None:
+        region[owned] = POISON
+
+    return poison_owned
 
 
 class _CopyRun:

@@ -73,6 +73,14 @@ class Shadow:
         self.state[lo:hi] = UNINIT
         self.owner[lo:hi] = self.ids[name]
 
+    def owned(self, name: str, lo: int, hi: int) -> np.ndarray | None:
+        """Which of bytes ``lo:hi`` activation ``name`` owns now: ``None`` for
+        all of them (or when it is not live: its dealloc is a violation)."""
+        if name not in self.live:
+            return None
+        mine = self.owner[lo:hi] == self.ids[name]
+        return None if mine.all() else mine
+
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> None:
         """End ``name``: the bytes it still owns die. Bytes another activation took over stay its."""
         if name not in self.live:

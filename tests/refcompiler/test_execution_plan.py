@@ -76,8 +76,24 @@ def test_a_plan_is_cached_per_program_object_and_swap_table() -> None:
     with roll_in_place():  # type: ignore[attr-defined]
         inside = plan_of(p)
         assert inside is not before and inside is plan_of(p)
-        assert inside.steps[1].poison == ()  # in place under the swap: nothing poisoned
-    assert len(plan_of(p).steps[1].poison) == 1
+        assert _kernels(inside)[1].poison == ()  # in place under the swap: nothing poisoned
+    assert len(_kernels(plan_of(p))[1].poison) == 1
+
+
+def _kernels(plan):  # type: ignore[no-untyped-def]
+    return [s for s in plan.steps if isinstance(s, KernelStep)]
+
+
+def test_alloc_and_dealloc_poison_the_arena_bytes_their_activation_owns() -> None:
+    from refcompiler.interpreter import POISON, _Machine
+
+    p = program("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: copy s(@out out, @in %a)\n3: dealloc %a\n")
+    machine = _Machine(p)
+    machine.load({})
+    machine.run()
+    assert same_bits(machine.read_back()["out"], -X)
+    assert (machine.arena[:16] == POISON).all()  # the dealloc poisoned what the kernel had written
+    assert [(s.lo, s.hi) for s in plan_of(p).steps if type(s).__name__ == "PoisonStep"] == [(0, 16), (0, 16)]
 
 
 def test_the_cache_is_bounded() -> None:
@@ -135,6 +151,7 @@ def test_a_violation_before_a_data_error_is_raised_first_and_fresh_each_time() -
 def test_a_violation_at_the_end_comes_after_every_step() -> None:
     p = program("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: copy s(@out out, @in %a)\n")
     plan = plan_of(p)
-    assert len(plan.steps) == 2 and isinstance(plan.failure, InvariantViolation)
+    assert [type(s).__name__ for s in plan.steps] == ["PoisonStep", "KernelStep", "CopyStep"]
+    assert isinstance(plan.failure, InvariantViolation)
     with pytest.raises(InvariantViolation, match="never deallocated"):
         execute(p, {})
