@@ -76,18 +76,19 @@ def iter_findings(
     stages = [s for s in chain if s.per_schedule and _applies(s, ctx)]
     if not stages:
         return
-    start = time.perf_counter()
+    start, failed = time.perf_counter(), None
     _ = ctx.prepared  # the correct model's graph: made here, outside the mutant, before any schedule
     if callable(choices):
         try:
             with activate(ctx.mutant):
                 choices = choices()
         except RefCompilerError as e:
-            yield Finding(Stage.COMPILE, getattr(e, "invariant", None), f"cannot derive schedules: {e}")
-            return
-        finally:
-            ctx.seconds[SCHEDULES] += time.perf_counter() - start
-    for choice in _distinct(ctx, choices):
+            failed = e
+    ctx.seconds[SCHEDULES] += time.perf_counter() - start
+    if failed is not None:
+        yield Finding(Stage.COMPILE, getattr(failed, "invariant", None), f"cannot derive schedules: {failed}")
+        return
+    for choice in _distinct(ctx, choices):  # type: ignore[arg-type]  # called above when callable
         yield from _run_schedule(ctx, choice, pipelines, stages)
 
 
