@@ -23,6 +23,8 @@ from refcompiler.spec import spec_of
 from refcompiler.values import same_bits
 from refcompiler.variants import installed
 
+from tests.refcompiler.test_interpreter import ROLL_IN_PLACE  # a roll over its own input: wrong chunk by chunk in place
+
 X = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 HEADER = """\
 program "plan"
@@ -33,13 +35,6 @@ buffer grad : placeholder float32[2, 2] init {"value": [1.0, 1.0, 1.0, 1.0]}
 buffer table : owned float32[3, 2] owner emb
 save s : out <- r
 peak_bytes 64
-"""
-ROLL_IN_PLACE = """\
-0: alloc %a : float32[4] at 0
-1: kernel a = neg(@out %a, @in X)
-2: kernel r = roll(@out %a, @in %a)
-3: copy s(@out out, @in %a)
-4: dealloc %a
 """
 
 
