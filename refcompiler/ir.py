@@ -162,8 +162,15 @@ class Program:
         return {f: self.__dict__[f] for f in _PROGRAM_FIELDS}
 
     def with_instrs(self, instrs: tuple[Instr, ...] | list[Instr]) -> "Program":
-        """A new program with other instructions; allocation results are dropped."""
-        return self._copy(instrs=tuple(instrs), offsets=(), peak_bytes=None)
+        """A new program with other instructions; allocation results are dropped.
+        ``self`` when there are none to drop and ``instrs`` are its own
+        instruction objects in its order (a pass that moved nothing): what is
+        kept on it (the analysis, the verifier's verdict) stays true."""
+        instrs = tuple(instrs)
+        mine = self.instrs
+        if not self.offsets and self.peak_bytes is None and len(instrs) == len(mine) and all(a is b for a, b in zip(instrs, mine)):
+            return self
+        return self._copy(instrs=instrs, offsets=(), peak_bytes=None)
 
     def with_passes(self, passes: tuple[str, ...]) -> "Program":
         """The same program with another record of the passes run."""

@@ -36,4 +36,4 @@ def delete_dead_allocs(program: Program) -> Program:
     needed = _needed(program)
     defining = (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW)
     kept = [i for i in program.instrs if i.opcode not in defining or i.name in needed]
-    return program if len(kept) == len(program.instrs) else program.with_instrs(kept)
+    return program.with_instrs(kept)  # the program itself when nothing was dead

@@ -37,11 +37,4 @@ def hoist_dealloc(program: Program) -> Program:
     for i, instr in enumerate(rest.instrs):
         out.append(instr)
         out.extend(after.get(i, ()))
-    return _same_or(program, out)
-
-
-def _same_or(program: Program, out: list[Instr]) -> Program:
-    """``program`` itself when ``out`` is its instructions unmoved, else a program of ``out``."""
-    if len(out) == len(program.instrs) and all(a is b for a, b in zip(out, program.instrs)):
-        return program
-    return program.with_instrs(out)
+    return program.with_instrs(out)  # the program itself when nothing moved

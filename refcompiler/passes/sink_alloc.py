@@ -34,11 +34,4 @@ def sink_alloc(program: Program) -> Program:
         out.extend(before.get(i, ()))
         out.append(instr)
     out.extend(before.get(len(rest.instrs), ()))
-    return _same_or(program, out)
-
-
-def _same_or(program: Program, out: list[Instr]) -> Program:
-    """``program`` itself when ``out`` is its instructions unmoved, else a program of ``out``."""
-    if len(out) == len(program.instrs) and all(a is b for a, b in zip(out, program.instrs)):
-        return program
-    return program.with_instrs(out)
+    return program.with_instrs(out)  # the program itself when nothing moved

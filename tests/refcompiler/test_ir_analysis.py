@@ -3,6 +3,8 @@ whole program), on lowered and optimised programs and on malformed IR."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from refcompiler import ir_analysis
@@ -94,3 +96,13 @@ def test_an_analysis_kept_on_a_program_goes_with_the_same_code_only() -> None:
     copy = pickle.loads(pickle.dumps(program))  # the analysis is not pickled with it
     assert copy == program and "_analysis" not in copy.__dict__
     assert ir_analysis.analyze(copy) is not facts and ir_analysis.analyze(copy).uses == facts.uses
+
+
+def test_a_program_given_its_own_instructions_is_itself_unless_it_has_an_allocation_to_drop() -> None:
+    allocated = _programs()[0]
+    program = allocated.with_instrs(allocated.instrs)  # the allocation is dropped: a new program
+    assert program is not allocated and program.offsets == () and program.peak_bytes is None
+    assert program.with_instrs(list(program.instrs)) is program  # a pass that moved nothing
+    assert program.with_instrs(program.instrs[1:] + program.instrs[:1]) is not program
+    equal_copies = tuple(replace(i) for i in program.instrs)  # equal, but not its objects
+    assert program.with_instrs(equal_copies) is not program and program.with_instrs(equal_copies) == program
