@@ -202,8 +202,7 @@ class _Planner:
         if instr.name not in self.alloc_types:
             raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
         lo, hi = self.region(instr.name)
-        owned = self.shadow.owned(instr.name, lo, hi)
-        self.shadow.dealloc(self.index, instr.name, lo, hi)
+        owned = self.shadow.dealloc(self.index, instr.name, lo, hi)
         self.steps.append(PoisonStep(self.index, lo, hi, owned))
 
     def view(self, instr: Instr) -> None:

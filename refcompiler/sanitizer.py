@@ -73,16 +73,10 @@ class Shadow:
         self.state[lo:hi] = UNINIT
         self.owner[lo:hi] = self.ids[name]
 
-    def owned(self, name: str, lo: int, hi: int) -> np.ndarray | None:
-        """Which of bytes ``lo:hi`` activation ``name`` owns now: ``None`` for
-        all of them (or when it is not live: its dealloc is a violation)."""
-        if name not in self.live:
-            return None
-        mine = self.owner[lo:hi] == self.ids[name]
-        return None if mine.all() else mine
-
-    def dealloc(self, index: int, name: str, lo: int, hi: int) -> None:
-        """End ``name``: the bytes it still owns die. Bytes another activation took over stay its."""
+    def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
+        """End ``name``: the bytes it still owns die (the interpreter poisons
+        them). Returns which of bytes ``lo:hi`` those are, ``None`` for all of
+        them. Bytes another activation took over stay its."""
         if name not in self.live:
             why = f"already deallocated at instruction {self.freed[name]}" if name in self.freed else "not allocated"
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
@@ -92,9 +86,10 @@ class Shadow:
         mine = owner == self.ids[name]
         if mine.all():  # the common case: no other activation overlaps it
             state[:], owner[:] = DEAD, NO_OWNER
-            return
+            return None
         state[mine] = DEAD
         owner[mine] = NO_OWNER
+        return mine
 
     def define_view(self, name: str) -> None:
         self.views.add(name)

@@ -22,14 +22,15 @@ def test_a_dealloc_kills_only_the_bytes_its_activation_still_owns() -> None:
     shadow.alloc(0, "%a", 0, 16)
     shadow.alloc(1, "%b", 8, 24)  # takes over bytes 8..16 of %a
     shadow.wrote(0, 24)
-    shadow.dealloc(2, "%a", 0, 16)
+    owned = shadow.dealloc(2, "%a", 0, 16)
+    assert owned is not None and owned.tolist() == [True] * 8 + [False] * 8  # what the interpreter poisons
     assert (shadow.state[:8] == DEAD).all() and (shadow.owner[:8] == NO_OWNER).all()
     assert (shadow.state[8:24] == INIT).all() and (shadow.owner[8:24] == shadow.ids["%b"]).all()
     shadow.check_read(3, Operand(OperandKind.IN, "%b"), "%b", 8, 24)  # %b's bytes stay readable
     with pytest.raises(InvariantViolation) as e:
         shadow.check_read(3, Operand(OperandKind.IN, "%a"), "%a", 0, 16)
     assert e.value.invariant == "IR-1" and "byte 0 of the arena (byte 0 of %a)" in str(e.value) and "dead" in str(e.value)
-    shadow.dealloc(3, "%b", 8, 24)  # owns all its bytes
+    assert shadow.dealloc(3, "%b", 8, 24) is None  # owns all its bytes
     assert (shadow.state == DEAD).all() and (shadow.owner == NO_OWNER).all()
 
 
