@@ -40,6 +40,9 @@ __all__ = [
     "Prepared",
     "prepare",
     "compile_graph",
+    "scheduler_order",
+    "compile_order",
+    "reproducible",
     "run_compiled",
     "run_compiled_each",
     "fit_schedule",
@@ -170,13 +173,49 @@ def _compile(
         prepared = prepare(graph)
     elif prepared.graph is not graph:
         raise UsageError("compile_graph: prepared was made from another graph")
-    scheduled, deps = prepared.scheduled, prepared.deps
     if schedule is None:
         order = _names(_scheduled_order(prepared, scheduler, seed))
     else:
-        order = fit_schedule(graph, scheduled, _names(schedule))
-    check_schedule(scheduled, order, deps, prepared.edges)
+        order = fit_schedule(graph, prepared.scheduled, _names(schedule))
+    return _compile_order(prepared, order, pipeline)
+
+
+def scheduler_order(prepared: Prepared, scheduler: str | Scheduler = "topo", seed: int = 0) -> tuple[str, ...]:
+    """The order ``scheduler`` gives for ``prepared.scheduled`` with ``seed``,
+    exactly as ``compile_graph`` asks it (a user's scheduler once per call,
+    untrusted): SCH-1 if it is not a list of node names; its legality is not
+    checked here (``compile_order`` does). With ``compile_order`` it is
+    ``compile_graph`` without ``schedule``, for a caller that compiles one
+    scheduler's answer under several pipelines."""
+    with collector_paused():
+        return _names(_scheduled_order(prepared, scheduler, seed))
+
+
+def compile_order(prepared: Prepared, order: Sequence[str], *, pipeline: str | Sequence = "O0") -> Compiled:
+    """Compile ``order``, a scheduler's order of ``prepared.scheduled``
+    (``scheduler_order``), as ``compile_graph`` compiles the order the
+    scheduler gives it: checked against ``prepared.deps`` (SCH-1), not fitted
+    as a given ``schedule`` is (copies that break save cycles are the
+    scheduler's to place), lowered, passes run, allocated."""
+    with collector_paused():
+        return _compile_order(prepared, _names(order), pipeline)
+
+
+def _compile_order(prepared: Prepared, order: tuple[str, ...], pipeline: str | Sequence) -> Compiled:
+    scheduled = prepared.scheduled
+    check_schedule(scheduled, order, prepared.deps, prepared.edges)
     return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
+
+
+def reproducible(pipeline: str | Sequence) -> bool:
+    """Whether compiling one order of one ``Prepared`` under ``pipeline`` (and
+    the same swap points) always gives an equal program: its passes are all
+    built-in (a user's pass need not be deterministic). ``False`` for a
+    pipeline that does not resolve."""
+    try:
+        return all(run in _BUILT_IN_PASSES for _, run in resolve_pipeline(pipeline))
+    except Exception:  # a user's pipeline that fails to load: it is not compiled either
+        return False
 
 
 # Programs a ``Prepared`` keeps (``Prepared.programs``) before it forgets them all (a bound on memory).

@@ -13,10 +13,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from refcompiler.driver import compile_graph, run_compiled_each
+from refcompiler.driver import compile_graph, compile_order, run_compiled_each
 from refcompiler.mutants import activate
 from refcompiler.passes import resolve_pipeline
-from refcompiler.schedulers import resolve_scheduler
 from refcompiler.values import Values, bind_inputs
 
 from fuzz.oracle.context import RunContext
@@ -31,18 +30,19 @@ def first_wrong_pass(
     compiled and run on ``inputs`` (default: the case's) is ``wrong`` (the
     stage's own test, given the values after each run), or ``""`` when no
     prefix does so alone: the empty prefix (``O0``) is wrong already, a
-    prefix fails to compile or run, or a scheduler gives another order when
-    asked again; nothing is blamed then."""
+    prefix fails to compile or run; nothing is blamed then. A scheduler's
+    order is the one it gave (``ctx.order``): it is not asked again."""
     g = ctx.case
     passes = resolve_pipeline(ctx.pipeline)
     with activate(g.mutant):
         prepared = g.compiler_prepared()
-        scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
-        seed = g.seed if ctx.choice.seed is None else ctx.choice.seed
         for k in range(len(passes) + 1):
+            prefix = [p for _, p in passes[:k]]
             try:
-                compiled = compile_graph(g.graph, scheduler=scheduler, seed=seed, pipeline=[p for _, p in passes[:k]],
-                                         schedule=ctx.given, prepared=prepared)
+                if ctx.given is None:  # the order the scheduler gave: it is not asked again
+                    compiled = compile_order(prepared, ctx.order or (), pipeline=prefix)
+                else:
+                    compiled = compile_graph(g.graph, pipeline=prefix, schedule=ctx.given, prepared=prepared)
                 if tuple(compiled.schedule) != ctx.order:
                     return ""
                 scheduled = compiled.scheduled_graph

@@ -11,7 +11,7 @@ from refcompiler.errors import RefCompilerError
 from refcompiler.mutants import activate
 
 from fuzz.case import ExpectKind
-from fuzz.oracle.context import GraphContext, RunContext
+from fuzz.oracle.context import GraphContext, RunContext, SchedulerAnswer
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, target, verify
@@ -108,9 +108,9 @@ def _distinct(ctx: GraphContext, choices: Sequence[ScheduleChoice]) -> Iterator[
 
 def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence[str], stages: Sequence[OracleStage]) -> Iterator[Finding]:
     given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
-    counted = False
+    counted, answer = False, SchedulerAnswer()  # the scheduler is asked once for all pipelines
     for pipeline in pipelines:
-        run = RunContext(ctx, choice, pipeline, given)
+        run = RunContext(ctx, choice, pipeline, given, answer=answer)
         clean = True
         for stage in stages:
             f = _timed(ctx, stage, run)
@@ -123,7 +123,7 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
                 if stage.fatal:
                     return
         if clean and run.got is not None and run.compiled is not None:
-            ctx.remember_passed(run.compiled.program)
+            ctx.remember_passed(run.compiled, pipeline)
 
 
 def _count(ctx: GraphContext, order: tuple[str, ...] | None) -> None:

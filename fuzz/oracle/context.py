@@ -21,7 +21,7 @@ import networkx as nx
 import numpy as np
 
 from refcompiler.deps import check_schedule, dependency_graph, deps_edges
-from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
+from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, reproducible, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.ir import Program
@@ -34,7 +34,7 @@ from refcompiler.verifier import violations
 from fuzz.case import PASS, Expect
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["Runs", "GraphContext", "RunContext", "reference_runs"]
+__all__ = ["Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
 
 Runs = tuple[Values, Values]
 
@@ -67,6 +67,10 @@ class GraphContext:
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)
     # every compiled program whose per-schedule stages all passed, by its schedule
     _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
+    # what compiling an order under a pipeline gave, when it passed every per-schedule
+    # stage and the pipeline is reproducible (``refcompiler.driver.reproducible``)
+    _passed_compiled: dict[tuple[tuple[str, ...], str], Compiled] = field(default_factory=dict, repr=False)
+    _reproducible: dict[str, bool] = field(default_factory=dict, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
@@ -157,9 +161,25 @@ class GraphContext:
         per-schedule stage for this graph already."""
         return any(p == program for p in self._passed.get(program.schedule, ()))
 
-    def remember_passed(self, program: Program) -> None:
+    def remember_passed(self, compiled: Compiled, pipeline: str) -> None:
+        """``compiled``, the order ``compiled.schedule`` compiled under
+        ``pipeline``, passed every per-schedule stage."""
+        program = compiled.program
         if not self.passed(program):
             self._passed.setdefault(program.schedule, []).append(program)
+        if pipeline not in self._reproducible:
+            self._reproducible[pipeline] = reproducible(pipeline)
+        if self._reproducible[pipeline]:
+            self._passed_compiled.setdefault((compiled.schedule, pipeline), compiled)
+
+    def passed_compiled(self, order: tuple[str, ...], pipeline: str) -> Compiled | None:
+        """What compiling ``order`` (of ``compiler_prepared().scheduled``) under
+        ``pipeline`` gave when that passed every per-schedule stage for this
+        graph, if the pipeline is reproducible: compiling it again (inside the
+        same mutant, from the same ``compiler_prepared``) gives an equal
+        program, which would pass again (``passed``). ``None`` otherwise: never
+        compiled, or what it found (an illegal order included) is found again."""
+        return self._passed_compiled.get((order, pipeline))
 
     def illegal_given(self, order: Sequence[str]) -> InvariantViolation | None:
         """``illegal`` for an order of the graph's nodes, fitted to ``prepared``
@@ -171,9 +191,21 @@ class GraphContext:
 
 
 @dataclass
+class SchedulerAnswer:
+    """What a scheduler choice's scheduler answered, asked once for the
+    choice and shared by its pipelines (``refcompiler.driver.scheduler_order``,
+    inside the mutant): ``order``, or ``error``, what asking raised; both
+    ``None`` until it is asked."""
+
+    order: tuple[str, ...] | None = None
+    error: Exception | None = None
+
+
+@dataclass
 class RunContext:
     """One schedule under one pipeline. ``given``: the explicit order passed
-    to the compiler (``None``: the scheduler's own). A stage may leave results
+    to the compiler (``None``: the scheduler's own, asked once for all the
+    runs sharing ``answer``). A stage may leave results
     for the stages after it: ``compiled``, ``order`` (the order compiled) and
     ``got`` (the compiled program's values after one and two runs); ``got``
     stays ``None`` when there is nothing to compare: nothing ran, or the
@@ -189,6 +221,8 @@ class RunContext:
     compiled: Compiled | None = None
     order: tuple[str, ...] | None = None
     got: Runs | None = field(default=None, repr=False)
+    # the scheduler's answer for a scheduler choice, shared by the choice's runs
+    answer: SchedulerAnswer = field(default_factory=SchedulerAnswer, repr=False)
 
     @property
     def where(self) -> dict[str, object]:

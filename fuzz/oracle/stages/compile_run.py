@@ -11,11 +11,14 @@ for the graph (``GraphContext.passed``: a scheduler's order that is also one
 of the explicit ones, or a pipeline whose passes changed nothing under an
 order ``O0`` passed with) is not checked or run again: the checks after
 compilation are functions of the program (its order included) and of the
-graph's inputs, so they would give what they gave (``ctx.got`` stays ``None``)."""
+graph's inputs, so they would give what they gave (``ctx.got`` stays ``None``).
+A scheduler is asked for its order once per choice, whatever the pipelines,
+and an order a pipeline compiled and passed with is not compiled again under
+it (``GraphContext.passed_compiled``)."""
 
 from __future__ import annotations
 
-from refcompiler.driver import compile_graph, run_compiled_each
+from refcompiler.driver import compile_graph, compile_order, run_compiled_each, scheduler_order
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
@@ -41,17 +44,22 @@ def check(ctx: RunContext) -> Finding | None:
 
 def _compile(ctx: RunContext) -> Finding | None:
     """Compile; sets ``ctx.compiled`` unless it fails. A given order that the
-    correct model forbids must fail with SCH-1."""
+    correct model forbids must fail with SCH-1. A scheduler's order that this
+    pipeline compiled and passed with already (``GraphContext.passed_compiled``:
+    another choice gave it too) is not compiled again: its program would be
+    equal, and is found passed (``check``)."""
     g = ctx.case
     illegal = None if ctx.given is None else g.illegal_given(ctx.given)
     try:
         with activate(g.mutant):
-            scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
-            prepared = g.compiler_prepared()  # verified, scheduled graph, deps: once per graph
-            seed = g.seed if ctx.choice.seed is None else ctx.choice.seed
-            ctx.compiled = compile_graph(
-                g.graph, scheduler=scheduler, seed=seed, pipeline=ctx.pipeline, schedule=ctx.given, prepared=prepared
-            )
+            if ctx.given is None:
+                order = _scheduler_answer(ctx)
+                passed = g.passed_compiled(order, ctx.pipeline)
+                ctx.compiled = passed or compile_order(g.compiler_prepared(), order, pipeline=ctx.pipeline)
+            else:
+                resolve_scheduler(ctx.choice.scheduler or "topo")  # an unknown name fails as compile_graph's would
+                prepared = g.compiler_prepared()  # verified, scheduled graph, deps: once per graph
+                ctx.compiled = compile_graph(g.graph, pipeline=ctx.pipeline, schedule=ctx.given, prepared=prepared)
     except InvariantViolation as e:
         if illegal is not None and e.invariant == "SCH-1":
             return None  # an illegal schedule, rightly rejected
@@ -71,6 +79,24 @@ def _compile(ctx: RunContext) -> Finding | None:
         return crash(Stage.COMPILE, e, **ctx.where)
     ctx.order = tuple(ctx.compiled.schedule)
     return None
+
+
+def _scheduler_answer(ctx: RunContext) -> tuple[str, ...]:
+    """The order the choice's scheduler gives (``scheduler_order``), asked on
+    the first call for the choice (``ctx.answer``, shared by its pipelines):
+    a user's scheduler is called once per choice. Raises what asking raised,
+    on every call."""
+    answer = ctx.answer
+    if answer.order is None and answer.error is None:
+        try:
+            scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
+            seed = ctx.case.seed if ctx.choice.seed is None else ctx.choice.seed
+            answer.order = scheduler_order(ctx.case.compiler_prepared(), scheduler, seed)
+        except Exception as e:  # kept: each pipeline reports it, as compiling would
+            answer.error = e
+    if answer.error is not None:
+        raise answer.error
+    return answer.order  # type: ignore[return-value]  # set above
 
 
 def _scheduled_legally(ctx: RunContext) -> Finding | None:

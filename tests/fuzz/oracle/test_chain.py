@@ -8,6 +8,7 @@ from pathlib import Path
 import fuzz.oracle.context as context
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph_json import load_graph
+from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.case import Case, reject
 from fuzz.oracle import CHAIN, Finding, GraphContext, Location, OracleStage, Stage, check_case, iter_findings
@@ -195,3 +196,70 @@ def test_each_stage_adds_up_its_time_and_a_slow_stage_shows(monkeypatch):
     assert ctx.seconds["symbolic"] >= 0.05 > ctx.seconds["differential"]
     report = check_case(Case(_one_node_graph()))
     assert chain.SCHEDULES in report.seconds and all(v >= 0 for v in report.seconds.values())
+
+
+ASKED: list[int] = []
+
+
+def counted_topo(graph, deps, seed=0):
+    """A user's scheduler that counts its calls: the topo scheduler's order, whatever the seed."""
+    ASKED.append(seed)
+    return list(resolve_scheduler("topo")(graph, deps, 0))
+
+
+def counted_backwards(graph, deps, seed=0):
+    """A user's scheduler that counts its calls and gives an illegal order (topo's, reversed)."""
+    ASKED.append(seed)
+    return list(reversed(resolve_scheduler("topo")(graph, deps, 0)))
+
+
+def _scheduler_choices(name: str, seeds) -> list[ScheduleChoice]:
+    return [ScheduleChoice(ScheduleSource.SCHEDULER, None, f"{__name__}:{name}", s) for s in seeds]
+
+
+def _compile_order_calls(monkeypatch) -> list[tuple[str, ...]]:
+    import fuzz.oracle.stages.compile_run as compile_run
+
+    calls: list[tuple[str, ...]] = []
+    real = compile_run.compile_order
+
+    def spy(prepared, order, **kwargs):
+        calls.append(tuple(order))
+        return real(prepared, order, **kwargs)
+
+    monkeypatch.setattr(compile_run, "compile_order", spy)
+    return calls
+
+
+def test_a_scheduler_is_asked_once_per_choice_whatever_the_pipelines(monkeypatch):
+    ASKED.clear()
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
+    found = list(iter_findings(ctx, _scheduler_choices("counted_topo", [5]), ["O0", "O2"]))
+    assert found == [] and ASKED == [5] and ctx.schedules == 1
+
+
+def test_a_scheduler_order_that_passed_is_not_compiled_again(monkeypatch):
+    ASKED.clear()
+    calls = _compile_order_calls(monkeypatch)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
+    found = list(iter_findings(ctx, _scheduler_choices("counted_topo", [1, 2, 3]), ["O0", "O2"]))
+    assert found == [] and ASKED == [1, 2, 3]
+    assert len(calls) == 2  # the first choice, under O0 and O2; the others gave the order that passed
+    assert ctx.schedules == 1
+
+
+def test_an_illegal_scheduler_order_is_compiled_and_reported_every_time(monkeypatch):
+    ASKED.clear()
+    calls = _compile_order_calls(monkeypatch)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
+    found = list(iter_findings(ctx, _scheduler_choices("counted_backwards", [1, 2]), ["O0", "O2"]))
+    assert ASKED == [1, 2] and len(calls) == 2  # each choice compiled (then ended by its finding)
+    assert [(f.signature.invariant, f.blame) for f in found] == [("SCH-1", "scheduler")] * 2
+
+
+def test_an_order_that_passed_under_one_pipeline_is_compiled_under_another(monkeypatch):
+    calls = _compile_order_calls(monkeypatch)
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
+    assert list(iter_findings(ctx, _scheduler_choices("counted_topo", [1]), ["O0"])) == []
+    assert list(iter_findings(ctx, _scheduler_choices("counted_topo", [2]), ["O0", "O2"])) == []
+    assert [len(c) > 0 for c in calls] == [True, True] and len(calls) == 2  # O0 once, then O2 only

@@ -186,12 +186,15 @@ def test_a_sanitizer_report_is_an_execute_finding(monkeypatch):
     assert f.location.nodes == ("late",) and f.location.instruction == 3
 
 
-def test_a_crash_is_a_finding_not_an_abort(monkeypatch):
+# the driver's entry points the compile stage calls: for a given order, and for the scheduler's
+@pytest.mark.parametrize("entry, given", [("compile_graph", True), ("compile_order", False), ("scheduler_order", False)])
+def test_a_crash_is_a_finding_not_an_abort(monkeypatch, entry, given):
     def crash(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(compile_run, "compile_graph", crash)
-    f = check(load_graph(READ_THEN_SAVE), proof=False)
+    monkeypatch.setattr(compile_run, entry, crash)
+    graph = load_graph(READ_THEN_SAVE)
+    f = check(graph, [n.name for n in graph.nodes] if given else None, proof=False)
     assert f is not None and f.crashed and f.signature.invariant == CRASH and "boom" in f.explanation
 
 
