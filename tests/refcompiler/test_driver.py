@@ -183,3 +183,42 @@ def test_what_is_kept_for_one_swap_table_is_not_served_under_another() -> None:
         mutated, alone = outcome(prepared=prepared), outcome()
     assert mutated == alone != plain and alone.startswith("IR-5")
     assert outcome(prepared=prepared) == plain
+
+
+SAVE_CYCLE = GRAPH_PATH.parents[1] / "tests" / "data" / "prove" / "save_cycle.json"
+
+
+@pytest.mark.parametrize("path", [GRAPH_PATH, SAVE_CYCLE])
+def test_asking_the_scheduler_then_compiling_its_order_is_compile_graph(path: Path) -> None:
+    from refcompiler.driver import compile_order, scheduler_order
+
+    graph = load_graph(path)
+    prepared = prepare(graph)
+    assert len(prepared.scheduled.nodes) > len(graph.nodes) or path == GRAPH_PATH  # the cycle's copy is the scheduler's to place
+    for scheduler in ("topo", "memory", "random"):
+        order = scheduler_order(prepared, scheduler, 3)
+        for pipeline in ("O0", "O2"):
+            whole = compile_graph(graph, scheduler=scheduler, seed=3, pipeline=pipeline)
+            split = compile_order(prepared, order, pipeline=pipeline)
+            assert split.schedule == whole.schedule == order
+            assert print_program(split.program) == print_program(whole.program)
+
+
+def test_compiling_a_schedulers_order_checks_it_and_its_names() -> None:
+    from refcompiler.driver import compile_order, scheduler_order
+
+    prepared = prepare(GRAPH)
+    with pytest.raises(InvariantViolation) as info:
+        compile_order(prepared, ["save_late", "late", "s", "sum"])
+    assert info.value.invariant == "SCH-1"
+    with pytest.raises(InvariantViolation) as info:
+        scheduler_order(prepared, lambda graph, deps, seed: "sum s")
+    assert info.value.invariant == "SCH-1"
+
+
+def test_a_pipeline_is_reproducible_when_its_passes_are_built_in() -> None:
+    from refcompiler.driver import reproducible
+
+    assert reproducible("O0") and reproducible("O2")
+    assert not reproducible([lambda program: program])
+    assert not reproducible("no-such-pass")
