@@ -164,6 +164,7 @@ class _Planner:
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.shadow = Shadow(program, program.peak_bytes)
+        self.swaps = variants.active()
         self.index = 0
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
@@ -264,6 +265,21 @@ class _Planner:
             if t.buffer is None:
                 self.shadow.wrote(t.lo, t.hi)
 
+    def kernel_facts(self, instr: Instr) -> KernelFacts | str:
+        """``_kernel_facts(instr)``, kept by the swap table installed, the op and
+        the operand kinds (all it is a function of); the swap table is held
+        by the entry, so its identity is not reused while it is kept."""
+        kinds = tuple(o.kind for o in instr.operands)
+        key = (id(self.swaps), instr.op, kinds)
+        found = _FACTS.get(key)
+        if found is not None and found[0] is self.swaps:
+            return found[1]
+        facts = _kernel_facts(instr)
+        if len(_FACTS) >= FACTS_KEPT:
+            _FACTS.clear()
+        _FACTS[key] = (self.swaps, facts)
+        return facts
+
     def signature(self, instr: Instr) -> None:
         problem = signature_problem(instr)
         if problem is not None:
@@ -278,21 +294,43 @@ class _Planner:
         self.wrote([dest])
 
     def kernel(self, instr: Instr) -> None:
-        self.signature(instr)
-        spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
-        kinds = [o.kind for o in instr.operands]
-        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
-        attrs = {a.name: a.default for a in spec.attrs} | instr.attr_dict()  # a hand-written kernel may omit defaults
+        facts = self.kernel_facts(instr)
+        if isinstance(facts, str):
+            raise self.fail("IR-1", facts, instr.name)
+        n_out, n_in, defaults, inplace = facts
+        attrs = defaults | dict(instr.attrs)  # a hand-written kernel may omit defaults
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state
         poison = []
         for k, out in enumerate(outs):
-            if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in spec.inplace_inputs(k)):
+            if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
                 poison.append(out)
         targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
         self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
         self.wrote(outs + state)
+
+
+# (swap table, op, operand kinds) -> ``_kernel_facts``; bounded (cleared when full)
+_FACTS: dict[tuple[int, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
+FACTS_KEPT = 1024
+
+KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
+
+
+def _kernel_facts(instr: Instr) -> KernelFacts | str:
+    """What planning a kernel takes from its op's spec (``spec_of``, a swap
+    point) and its operand kinds alone: the IR-1 signature problem
+    (``signature_problem``), or the numbers of ``@out`` and ``@in`` operands,
+    the attributes' defaults and each result's in-place inputs."""
+    problem = signature_problem(instr)
+    if problem is not None:
+        return problem
+    spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
+    kinds = [o.kind for o in instr.operands]
+    n_out = kinds.count(OperandKind.OUT)
+    defaults = {a.name: a.default for a in spec.attrs}
+    return n_out, kinds.count(OperandKind.IN), defaults, tuple(spec.inplace_inputs(k) for k in range(n_out))
 
 
 def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:

@@ -34,6 +34,7 @@ from refcompiler.ir_text import ir_violation
 __all__ = ["DEAD", "UNINIT", "INIT", "Shadow"]
 
 DEAD, UNINIT, INIT = 0, 1, 2
+_UNINIT_BYTE, _INIT_BYTE = bytes([UNINIT]), bytes([INIT])
 NO_OWNER = -1
 
 
@@ -42,7 +43,10 @@ class Shadow:
 
     def __init__(self, program: Program, size: int):
         self.program = program
-        self.state = np.full(size, DEAD, dtype=np.uint8)
+        # the state's bytes, and ``state`` a numpy view of them: the checks of a
+        # few bytes at a time are bytearray operations (far cheaper than numpy's)
+        self._state = bytearray(size)
+        self.state = np.frombuffer(self._state, dtype=np.uint8)
         self.owner = np.full(size, NO_OWNER, dtype=np.int32)
         self.ids: dict[str, int] = {}
         for i in program.instrs:
@@ -70,7 +74,7 @@ class Shadow:
         if name in self.live:
             raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
         self.live[name] = index
-        self.state[lo:hi] = UNINIT
+        self._state[lo:hi] = _UNINIT_BYTE * (hi - lo)
         self.owner[lo:hi] = self.ids[name]
 
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
@@ -85,7 +89,8 @@ class Shadow:
         owner, state = self.owner[lo:hi], self.state[lo:hi]
         mine = owner == self.ids[name]
         if mine.all():  # the common case: no other activation overlaps it
-            state[:], owner[:] = DEAD, NO_OWNER
+            self._state[lo:hi] = bytes(hi - lo)  # DEAD
+            owner[:] = NO_OWNER
             return None
         state[mine] = DEAD
         owner[mine] = NO_OWNER
@@ -156,9 +161,9 @@ class Shadow:
 
     def check_read(self, index: int, operand: Operand, origin: str, lo: int, hi: int) -> None:
         """IR-1 / IR-2: every byte in ``lo:hi`` of the arena is initialised."""
-        state = self.state[lo:hi]
-        if state.min(initial=INIT) == INIT:
+        if self._state.count(INIT, lo, hi) == hi - lo:
             return
+        state = self.state[lo:hi]
         bad = int(np.argmax(state != INIT))
         via = "" if operand.name == origin else f" (through {operand.name})"
         where = f"byte {lo + bad} of the arena (byte {bad} of {origin}{via})"
@@ -167,7 +172,7 @@ class Shadow:
         raise self.fail(index, "IR-2", f"reads {where}, which is uninitialised: nothing wrote it since its alloc", origin)
 
     def wrote(self, lo: int, hi: int) -> None:
-        self.state[lo:hi] = INIT
+        self._state[lo:hi] = _INIT_BYTE * (hi - lo)
 
     def finish(self) -> None:
         """IR-1 at the end of a run: every activation was deallocated."""

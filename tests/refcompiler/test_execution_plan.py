@@ -150,3 +150,23 @@ def test_a_violation_at_the_end_comes_after_every_step() -> None:
     assert isinstance(plan.failure, InvariantViolation)
     with pytest.raises(InvariantViolation, match="never deallocated"):
         execute(p, {})
+
+
+def test_what_planning_takes_from_the_spec_is_kept_per_swap_table_and_bounded(monkeypatch) -> None:
+    p = program(ROLL_IN_PLACE)
+    execution_plan._FACTS.clear()
+    assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
+    with roll_in_place():  # type: ignore[attr-defined]
+        assert _kernels(execution_plan._Planner(p).plan())[1].poison == ()  # not the facts kept without the swap
+    assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
+    monkeypatch.setattr(execution_plan, "FACTS_KEPT", 1)
+    execution_plan._FACTS.clear()
+    execution_plan._Planner(p).plan()  # two kernels of two ops: the second's facts replace the first's
+    assert len(execution_plan._FACTS) == 1
+
+
+def test_a_kernel_with_a_wrong_signature_fails_every_plan() -> None:
+    bad = program("0: alloc %a : float32[4] at 0\n1: kernel a = neg(@in X, @out %a)\n2: copy s(@out out, @in %a)\n3: dealloc %a\n")
+    for _ in range(2):  # the second from what the first kept
+        failure = execution_plan._Planner(bad).plan().failure
+        assert isinstance(failure, InvariantViolation) and failure.invariant == "IR-1" and "in that order" in failure.detail
