@@ -266,11 +266,11 @@ class _Planner:
                 self.shadow.wrote(t.lo, t.hi)
 
     def kernel_facts(self, instr: Instr) -> KernelFacts | str:
-        """``_kernel_facts(instr)``, kept by the swap table installed, the op and
-        the operand kinds (all it is a function of); the swap table is held
+        """``_kernel_facts(instr)``, kept by the swap table installed, the opcode,
+        the op and the operand kinds (all it is a function of); the swap table is held
         by the entry, so its identity is not reused while it is kept."""
         kinds = tuple(o.kind for o in instr.operands)
-        key = (id(self.swaps), instr.op, kinds)
+        key = (id(self.swaps), instr.opcode, instr.op, kinds)
         found = _FACTS.get(key)
         if found is not None and found[0] is self.swaps:
             return found[1]
@@ -311,8 +311,8 @@ class _Planner:
         self.wrote(outs + state)
 
 
-# (swap table, op, operand kinds) -> ``_kernel_facts``; bounded (cleared when full)
-_FACTS: dict[tuple[int, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
+# (swap table, opcode, op, operand kinds) -> ``_kernel_facts``; bounded (cleared when full)
+_FACTS: dict[tuple[int, Opcode, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
 FACTS_KEPT = 1024
 
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
