@@ -22,15 +22,14 @@ from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
 from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
-from refcompiler.errors import InvariantViolation, RefCompilerError, UsageError
+from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
 from refcompiler.lowering import Lowering
-from refcompiler.passes import PASSES, Pass, resolve_pipeline, run_pipeline
-from refcompiler.plugins import call_untrusted
-from refcompiler.schedulers import SCHEDULERS, Scheduler, resolve_scheduler
+from refcompiler.passes import Pass, built_in, resolve_pipeline, run_pipeline
+from refcompiler.schedulers import SCHEDULERS, Scheduler, order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import Types, infer_types, verify
@@ -42,7 +41,6 @@ __all__ = [
     "compile_graph",
     "scheduler_order",
     "compile_order",
-    "reproducible",
     "run_compiled",
     "run_compiled_each",
     "fit_schedule",
@@ -51,9 +49,6 @@ __all__ = [
 
 
 T = TypeVar("T")
-
-_BUILT_IN_PASSES = frozenset(PASSES.values())
-
 
 @dataclass(frozen=True)
 class Compiled:
@@ -174,9 +169,9 @@ def _compile(
     elif prepared.graph is not graph:
         raise UsageError("compile_graph: prepared was made from another graph")
     if schedule is None:
-        order = _names(_scheduled_order(prepared, scheduler, seed))
+        order = order_names(_scheduled_order(prepared, scheduler, seed))
     else:
-        order = fit_schedule(graph, prepared.scheduled, _names(schedule))
+        order = fit_schedule(graph, prepared.scheduled, order_names(schedule))
     return _compile_order(prepared, order, pipeline)
 
 
@@ -188,7 +183,7 @@ def scheduler_order(prepared: Prepared, scheduler: str | Scheduler = "topo", see
     ``compile_graph`` without ``schedule``, for a caller that compiles one
     scheduler's answer under several pipelines."""
     with collector_paused():
-        return _names(_scheduled_order(prepared, scheduler, seed))
+        return order_names(_scheduled_order(prepared, scheduler, seed))
 
 
 def compile_order(prepared: Prepared, order: Sequence[str], *, pipeline: str | Sequence = "O0") -> Compiled:
@@ -198,24 +193,13 @@ def compile_order(prepared: Prepared, order: Sequence[str], *, pipeline: str | S
     as a given ``schedule`` is (copies that break save cycles are the
     scheduler's to place), lowered, passes run, allocated."""
     with collector_paused():
-        return _compile_order(prepared, _names(order), pipeline)
+        return _compile_order(prepared, order_names(order), pipeline)
 
 
 def _compile_order(prepared: Prepared, order: tuple[str, ...], pipeline: str | Sequence) -> Compiled:
     scheduled = prepared.scheduled
     check_schedule(scheduled, order, prepared.deps, prepared.edges)
     return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
-
-
-def reproducible(pipeline: str | Sequence) -> bool:
-    """Whether compiling one order of one ``Prepared`` under ``pipeline`` (and
-    the same swap points) always gives an equal program: its passes are all
-    built-in (a user's pass need not be deterministic). ``False`` for a
-    pipeline that does not resolve."""
-    try:
-        return all(run in _BUILT_IN_PASSES for _, run in resolve_pipeline(pipeline))
-    except Exception:  # a user's pipeline that fails to load: it is not compiled either
-        return False
 
 
 # Programs a ``Prepared`` keeps (``Prepared.programs``) before it forgets them all (a bound on memory).
@@ -236,7 +220,7 @@ def _program(prepared: Prepared, order: tuple[str, ...], passes: list[tuple[str,
         lowered = prepared.remembered("lowered", (order, swaps), lambda: lowering.lower(order))
         return allocate(run_pipeline(lowered, passes))
 
-    if not all(run in _BUILT_IN_PASSES for _, run in passes):
+    if not built_in(passes):
         return make()
     key = (order, tuple(run for _, run in passes), swaps)
     found = prepared.programs.get(key)
@@ -268,39 +252,18 @@ def run_compiled_each(
     return execute_runs(compiled.program, values, runs=runs)
 
 
-def _names(order: object) -> tuple[str, ...]:
-    if not isinstance(order, (list, tuple)):
-        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {order!r:.80}")
-    bad = [x for x in order if not isinstance(x, str)]
-    if bad:
-        raise InvariantViolation("SCH-1", f"a schedule lists node names; got {bad[0]!r}")
-    return tuple(order)  # type: ignore[arg-type]
-
-
 def _scheduled_order(prepared: Prepared, scheduler: str | Scheduler, seed: int) -> object:
     """The scheduler's order of ``prepared.scheduled``; a built-in scheduler's
     (a deterministic function of the graph and the seed) is remembered, a
     user's is called every time (it need not be deterministic)."""
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     if pick not in SCHEDULERS.values():
-        return _run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
+        return run_scheduler(pick, prepared.scheduled, prepared.deps, seed)
     if pick is memory_schedule:  # it needs the types, which the preparation has
         run = lambda: memory_schedule(prepared.scheduled, prepared.deps, seed, types=prepared.types)
     else:
         run = lambda: pick(prepared.scheduled, prepared.deps, seed)
     return prepared.remembered("scheduler", (pick, seed), run)
-
-
-def _run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, seed: int) -> object:
-    """The scheduler's order; the built-ins are trusted to raise only refc errors,
-    a user's is untrusted (``call_untrusted``)."""
-    pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
-    if pick in SCHEDULERS.values():
-        return pick(graph, deps, seed)
-    qualname = getattr(pick, "__qualname__", None)
-    name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
-    # a copy: the order is checked against ``deps``, which a user's code must not edit
-    return call_untrusted(pick, f"the scheduler {name}", graph, deps.copy(), seed)
 
 
 def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tuple[str, ...]:

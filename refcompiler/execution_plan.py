@@ -35,8 +35,8 @@ from refcompiler import variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
 from refcompiler.ir_text import ir_violation
+from refcompiler.kernel_facts import kernel_facts
 from refcompiler.sanitizer import Shadow
-from refcompiler.spec import spec_of
 
 __all__ = ["CHUNKS", "Loc", "PoisonStep", "KernelStep", "CopyStep", "Plan", "plan_of"]
 
@@ -265,21 +265,6 @@ class _Planner:
             if t.buffer is None:
                 self.shadow.wrote(t.lo, t.hi)
 
-    def kernel_facts(self, instr: Instr) -> KernelFacts | str:
-        """``_kernel_facts(instr)``, kept by the swap table installed, the opcode,
-        the op and the operand kinds (all it is a function of); the swap table is held
-        by the entry, so its identity is not reused while it is kept."""
-        kinds = tuple(o.kind for o in instr.operands)
-        key = (id(self.swaps), instr.opcode, instr.op, kinds)
-        found = _FACTS.get(key)
-        if found is not None and found[0] is self.swaps:
-            return found[1]
-        facts = _kernel_facts(instr)
-        if len(_FACTS) >= FACTS_KEPT:
-            _FACTS.clear()
-        _FACTS[key] = (self.swaps, facts)
-        return facts
-
     def signature(self, instr: Instr) -> None:
         problem = signature_problem(instr)
         if problem is not None:
@@ -294,7 +279,7 @@ class _Planner:
         self.wrote([dest])
 
     def kernel(self, instr: Instr) -> None:
-        facts = self.kernel_facts(instr)
+        facts = kernel_facts(instr, self.swaps)
         if isinstance(facts, str):
             raise self.fail("IR-1", facts, instr.name)
         n_out, n_in, defaults, inplace = facts
@@ -309,28 +294,6 @@ class _Planner:
         targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
         self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
         self.wrote(outs + state)
-
-
-# (swap table, opcode, op, operand kinds) -> ``_kernel_facts``; bounded (cleared when full)
-_FACTS: dict[tuple[int, Opcode, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
-FACTS_KEPT = 1024
-
-KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
-
-
-def _kernel_facts(instr: Instr) -> KernelFacts | str:
-    """What planning a kernel takes from its op's spec (``spec_of``, a swap
-    point) and its operand kinds alone: the IR-1 signature problem
-    (``signature_problem``), or the numbers of ``@out`` and ``@in`` operands,
-    the attributes' defaults and each result's in-place inputs."""
-    problem = signature_problem(instr)
-    if problem is not None:
-        return problem
-    spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
-    kinds = [o.kind for o in instr.operands]
-    n_out = kinds.count(OperandKind.OUT)
-    defaults = {a.name: a.default for a in spec.attrs}
-    return n_out, kinds.count(OperandKind.IN), defaults, tuple(spec.inplace_inputs(k) for k in range(n_out))
 
 
 def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Mapping
 
 from specs import OpKind, TensorType
 
@@ -102,6 +103,21 @@ class Instr:
 
     def operands_of(self, kind: OperandKind) -> tuple[Operand, ...]:
         return tuple(o for o in self.operands if o.kind is kind)
+
+    def renamed(self, names: Mapping[str, str]) -> "Instr":
+        """This instruction with every operand named by a key of ``names``
+        renamed to its value (and its own name, for ``alloc``/``dealloc``/``view``);
+        all at once, not in turn; itself when nothing is renamed."""
+        renames_self = self.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and self.name in names
+        if not renames_self and all(o.name not in names for o in self.operands):
+            return self
+        name = names[self.name] if renames_self else self.name
+        if type(self) is not Instr or any(type(o) is not Operand for o in self.operands):
+            operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in self.operands)
+            return replace(self, operands=operands, name=name)
+        # built directly: ``replace`` inspects the fields on every call, and passes rename many instructions
+        operands = tuple(Operand(o.kind, names[o.name]) if o.name in names else o for o in self.operands)
+        return Instr(self.opcode, name, operands, self.op, self.attrs, self.type)
 
 
 @dataclass(frozen=True)

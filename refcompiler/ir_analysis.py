@@ -23,7 +23,6 @@ verifier, not the analyses, decides what is legal.
 
 from __future__ import annotations
 
-from dataclasses import replace
 import weakref
 from typing import Mapping
 
@@ -52,8 +51,6 @@ __all__ = [
     "first_use",
     "last_use",
     "live_ranges",
-    "rename",
-    "rename_all",
 ]
 
 
@@ -321,24 +318,3 @@ def live_ranges(program: Program) -> dict[str, tuple[int, int]]:
     facts = analyze(program)
     last = len(program.instrs)
     return {name: (s, facts.deallocs.get(name, last)) for name, s in facts.allocs.items()}
-
-
-def rename(instr: Instr, old: str, new: str) -> Instr:
-    """``instr`` with every operand named ``old`` renamed to ``new`` (and its own name,
-    for ``alloc``/``dealloc``/``view``)."""
-    return rename_all(instr, {old: new})
-
-
-def rename_all(instr: Instr, names: Mapping[str, str]) -> Instr:
-    """``instr`` with every operand named by a key of ``names`` renamed to its value
-    (and its own name, for ``alloc``/``dealloc``/``view``); all at once, not in turn."""
-    renames_self = instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and instr.name in names
-    if not renames_self and all(o.name not in names for o in instr.operands):
-        return instr
-    if type(instr) is not Instr or any(type(o) is not Operand for o in instr.operands):
-        operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in instr.operands)
-        return replace(instr, operands=operands, name=names[instr.name] if renames_self else instr.name)
-    # built directly: ``replace`` inspects the fields on every call, and passes rename many instructions
-    operands = tuple(Operand(o.kind, names[o.name]) if o.name in names else o for o in instr.operands)
-    name = names[instr.name] if renames_self else instr.name
-    return Instr(instr.opcode, name, operands, instr.op, instr.attrs, instr.type)

@@ -21,11 +21,12 @@ import networkx as nx
 import numpy as np
 
 from refcompiler.deps import check_schedule, dependency_graph, deps_edges
-from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, reproducible, scheduled_graph
+from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.ir import Program
 from refcompiler.mutants import activate
+from refcompiler.passes import reproducible
 from refcompiler.reference import run_reference
 from refcompiler.symbolic.validate import SymbolicReference, small_enough, symbolic_reference
 from refcompiler.values import Values, bind_inputs
@@ -68,7 +69,7 @@ class GraphContext:
     # every compiled program whose per-schedule stages all passed, by its schedule
     _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
     # what compiling an order under a pipeline gave, when it passed every per-schedule
-    # stage and the pipeline is reproducible (``refcompiler.driver.reproducible``)
+    # stage and the pipeline is reproducible (``refcompiler.passes.reproducible``)
     _passed_compiled: dict[tuple[tuple[str, ...], str], Compiled] = field(default_factory=dict, repr=False)
     _reproducible: dict[str, bool] = field(default_factory=dict, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)

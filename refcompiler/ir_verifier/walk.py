@@ -11,6 +11,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_analysis import follow_views
 from refcompiler.ir_text import ir_violation
+from refcompiler.ir_verifier.rules import check_ir4, check_ir6
 from refcompiler.spec import spec_of
 
 __all__ = ["Walk"]
@@ -215,9 +216,9 @@ class Walk:
                 self.check_ir5(instr, operand, root)
         self.check_ir2(resolved)
         if placeholders:
-            self.check_ir4(instr, placeholders)
+            check_ir4(self, instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
-            self.check_ir6(instr, resolved)
+            check_ir6(self, instr, resolved)
         self.initialised |= written
 
     # -- signatures (IR-1) -------------------------------------------------
@@ -269,33 +270,6 @@ class Walk:
             via = f" (through {operand.name})" if operand.name != root else ""
             self.report("IR-3", f"constant {root}{via} is written (@{operand.kind.value})", root)
 
-    def check_ir4(self, instr: Instr, placeholders: list[tuple[Operand, str]]) -> None:
-        """``placeholders``: the instruction's resolved operands whose origin is a placeholder, in order."""
-        written_here = {r for o, r in placeholders if o.kind.writes}
-        for operand, root in placeholders:
-            if not operand.kind.reads:
-                continue
-            via = f" (through {operand.name})" if operand.name != root else ""
-            if root in self.saved_by_copy:
-                at = self.saved_by_copy[root]
-                self.report("IR-4", f"placeholder {root}{via} is read after its save at instruction {at}", root)
-            elif root in written_here:
-                self.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
-        for root in sorted(written_here):
-            allowed = self.allowed_writers.get(root, ())
-            if (instr.opcode, instr.name) not in allowed:
-                who = " or ".join(sorted({f"the {op.value} {name}" for op, name in allowed}))
-                why = f"only {who} may write it" if who else "it is never saved, so nothing may write it"
-                writer = f"the {instr.opcode.value} {instr.name}"
-                self.report("IR-4", f"placeholder {root} is written by {writer}; {why}", root)
-            if root in self.placeholder_writer:
-                at = self.placeholder_writer[root]
-                self.report("IR-4", f"placeholder {root} is written again (first written at instruction {at})", root)
-            else:
-                self.placeholder_writer[root] = self.index
-                if instr.opcode is Opcode.COPY:
-                    self.saved_by_copy[root] = self.index
-
     def check_ir5(self, instr: Instr, operand: Operand, root: str) -> None:
         buffer = self.buffers.get(root)
         if buffer is None or buffer.kind is not BufferKind.OWNED:
@@ -307,43 +281,6 @@ class Walk:
             self.report("IR-5", f"owned buffer {root} is @{operand.kind.value} in its owner, not @inout", root)
         elif operand.name != root:
             self.report("IR-5", f"owned buffer {root} is used through the view {operand.name}", root)
-
-    def check_ir6(self, instr: Instr, resolved: list[tuple[int, Operand, str]]) -> None:
-        writes: dict[str, list[Operand]] = {}
-        for _, operand, root in resolved:
-            if operand.kind.writes:
-                writes.setdefault(root, []).append(operand)
-        for root, operands in writes.items():
-            if len(operands) > 1:
-                names = ", ".join(o.name for o in operands)
-                self.report("IR-6", f"written operands {names} share the buffer {root}", root)
-        inputs = [(p, o, r) for p, o, r in resolved if o.kind is OperandKind.IN]
-        n_out = sum(1 for o in instr.operands if o.kind is OperandKind.OUT)
-        for position, operand, root in resolved:
-            if not operand.kind.writes:
-                continue
-            for in_position, source, source_root in inputs:
-                if source_root != root:
-                    continue
-                # kernel operands are results first, so input k sits at n_out + k
-                why = self.inplace_refusal(instr, position, operand, in_position - n_out, source)
-                if why is not None:
-                    self.report("IR-6", why, root)
-
-    def inplace_refusal(self, instr: Instr, result: int, out: Operand, input_pos: int, source: Operand) -> str | None:
-        """Why ``out`` may not overwrite the input ``source`` (``None`` if it may)."""
-        pair = f"{out.name} (@{out.kind.value}) and input {source.name} share a buffer"
-        if instr.opcode is Opcode.COPY:
-            return f"{pair}; a copy is never in place"
-        if out.kind is OperandKind.INOUT:
-            return f"{pair}; a state operand is never in place with an input"
-        spec = spec_of(instr.op)  # type: ignore[arg-type]  # set: only called on well-formed kernels
-        if input_pos not in spec.inplace_inputs(result):
-            return f"{pair}, but {spec.name}'s result {result} may not overwrite input {input_pos}"
-        out_type, in_type = self.type_of(out.name), self.type_of(source.name)
-        if out_type != in_type:
-            return f"{pair}, but their types differ ({out_type} and {in_type})"
-        return None
 
     def finish(self) -> None:
         for name, at in self.allocated.items():

@@ -24,7 +24,7 @@ from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
 from refcompiler.plugins import load_attribute
 
-__all__ = ["Pass", "PASSES", "PIPELINES", "resolve_pipeline", "run_pipeline"]
+__all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline"]
 
 Pass = Callable[[Program], Program]
 
@@ -57,6 +57,26 @@ PIPELINES: dict[str, tuple[str, ...]] = {
         "hoist_dealloc",
     ),
 }
+
+
+_BUILT_IN = frozenset(PASSES.values())
+
+
+def built_in(passes: Sequence[tuple[str, Pass]]) -> bool:
+    """Whether every pass of a resolved pipeline is one of ``PASSES``: then a
+    program's compilation is a deterministic function of the graph, the order,
+    the passes and the swap points installed (a user's pass need not be)."""
+    return all(run in _BUILT_IN for _, run in passes)
+
+
+def reproducible(pipeline: str | Sequence) -> bool:
+    """``built_in`` for a pipeline spec: compiling one order of one graph
+    under it always gives an equal program. ``False`` for a pipeline that
+    does not resolve."""
+    try:
+        return built_in(resolve_pipeline(pipeline))
+    except Exception:  # a user's pipeline that fails to load: it is not compiled either
+        return False
 
 
 def _known() -> str:

@@ -60,7 +60,7 @@ def eliminate_copies(program: Program) -> Program:
     for i, instr in enumerate(program.instrs):
         if i in dropped or (instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC) and instr.name in renamed):
             continue
-        out.append(ir_analysis.rename_all(instr, renamed))
+        out.append(instr.renamed(renamed))
     return program.with_instrs(out)
 
 

@@ -166,7 +166,7 @@ class Sharing:
         return root
 
     def instr(self, index: int) -> Instr:
-        return ir_analysis.rename_all(self.program.instrs[index], self.names)
+        return self.program.instrs[index].renamed(self.names)
 
     def share(self, result: str, candidate: str) -> None:
         """Rename ``result`` to ``candidate``; drop the result's alloc/dealloc; keep the
@@ -205,7 +205,7 @@ class Sharing:
         for i, instr in enumerate(self.program.instrs):
             now = self.slots.get(i, instr)
             if now is not None:
-                out.append(ir_analysis.rename_all(now, self.names))
+                out.append(now.renamed(self.names))
         return self.program.with_instrs(out)
 
 

@@ -15,15 +15,15 @@ from typing import Callable, Sequence
 
 import networkx as nx
 
-from refcompiler.errors import UsageError
+from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
-from refcompiler.plugins import load_attribute
+from refcompiler.plugins import call_untrusted, load_attribute
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
 from refcompiler.schedulers.topo import topo_schedule
 
-__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "kahn"]
+__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "run_scheduler", "order_names", "kahn"]
 
 Scheduler = Callable[[Graph, nx.DiGraph, int], Sequence[str]]
 
@@ -50,3 +50,27 @@ def resolve_scheduler(spec: str) -> Scheduler:
     if not callable(scheduler):
         raise UsageError(f"scheduler {spec!r} is not callable (a scheduler is f(graph, deps, seed) -> node names)")
     return scheduler  # type: ignore[return-value]
+
+
+def run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, seed: int) -> object:
+    """What the scheduler returns, unchecked (``order_names`` checks its form,
+    ``refcompiler.deps.check_schedule`` its legality); the built-ins are
+    trusted to raise only refc errors, a user's is untrusted
+    (``call_untrusted``)."""
+    pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    if pick in SCHEDULERS.values():
+        return pick(graph, deps, seed)
+    qualname = getattr(pick, "__qualname__", None)
+    name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
+    # a copy: the order is checked against ``deps``, which a user's code must not edit
+    return call_untrusted(pick, f"the scheduler {name}", graph, deps.copy(), seed)
+
+
+def order_names(order: object) -> tuple[str, ...]:
+    """A schedule as a tuple of node names; SCH-1 if it is not a list or tuple of strings."""
+    if not isinstance(order, (list, tuple)):
+        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {order!r:.80}")
+    bad = [x for x in order if not isinstance(x, str)]
+    if bad:
+        raise InvariantViolation("SCH-1", f"a schedule lists node names; got {bad[0]!r}")
+    return tuple(order)  # type: ignore[arg-type]

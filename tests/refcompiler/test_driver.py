@@ -217,7 +217,7 @@ def test_compiling_a_schedulers_order_checks_it_and_its_names() -> None:
 
 
 def test_a_pipeline_is_reproducible_when_its_passes_are_built_in() -> None:
-    from refcompiler.driver import reproducible
+    from refcompiler.passes import reproducible
 
     assert reproducible("O0") and reproducible("O2")
     assert not reproducible([lambda program: program])

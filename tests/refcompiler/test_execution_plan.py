@@ -14,7 +14,7 @@ import pytest
 
 from specs import OpKind, OpSpec
 
-from refcompiler import execution_plan
+from refcompiler import execution_plan, kernel_facts
 from refcompiler.errors import ExecutionError, InvariantViolation
 from refcompiler.execution_plan import KernelStep, plan_of
 from refcompiler.interpreter import execute
@@ -154,15 +154,15 @@ def test_a_violation_at_the_end_comes_after_every_step() -> None:
 
 def test_what_planning_takes_from_the_spec_is_kept_per_swap_table_and_bounded(monkeypatch) -> None:
     p = program(ROLL_IN_PLACE)
-    execution_plan._FACTS.clear()
+    kernel_facts._FACTS.clear()
     assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
     with roll_in_place():  # type: ignore[attr-defined]
         assert _kernels(execution_plan._Planner(p).plan())[1].poison == ()  # not the facts kept without the swap
     assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
-    monkeypatch.setattr(execution_plan, "FACTS_KEPT", 1)
-    execution_plan._FACTS.clear()
+    monkeypatch.setattr(kernel_facts, "FACTS_KEPT", 1)
+    kernel_facts._FACTS.clear()
     execution_plan._Planner(p).plan()  # two kernels of two ops: the second's facts replace the first's
-    assert len(execution_plan._FACTS) == 1
+    assert len(kernel_facts._FACTS) == 1
 
 
 def test_a_kernel_with_a_wrong_signature_fails_every_plan() -> None:

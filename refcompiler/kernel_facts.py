@@ -1,0 +1,48 @@
+"""What the execution plan takes from a kernel's op spec and operand kinds
+alone (``kernel_facts``), kept per swap table: the same few facts are asked
+for every kernel instruction of every program a campaign runs."""
+
+from __future__ import annotations
+
+from refcompiler.ir import Instr, Opcode, OperandKind, signature_problem
+from refcompiler.spec import spec_of
+
+__all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
+
+# (@out count, @in count, the attributes' defaults, each result's in-place inputs)
+KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
+
+# (swap table id, opcode, op, operand kinds) -> (swap table, facts); bounded (cleared when full)
+_FACTS: dict[tuple[int, Opcode, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
+FACTS_KEPT = 1024
+
+
+def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
+    """``_facts(instr)`` under the swap table ``swaps`` (``variants.active()``,
+    installed now), kept by that table, the opcode, the op and the operand
+    kinds (all it is a function of); the table is held by the entry, so its
+    identity is not reused while the entry is kept."""
+    key = (id(swaps), instr.opcode, instr.op, tuple(o.kind for o in instr.operands))
+    found = _FACTS.get(key)
+    if found is not None and found[0] is swaps:
+        return found[1]
+    facts = _facts(instr)
+    if len(_FACTS) >= FACTS_KEPT:
+        _FACTS.clear()
+    _FACTS[key] = (swaps, facts)
+    return facts
+
+
+def _facts(instr: Instr) -> KernelFacts | str:
+    """From the op's spec (``spec_of``, a swap point) and the operand kinds:
+    the IR-1 signature problem (``signature_problem``), or the numbers of
+    ``@out`` and ``@in`` operands, the attributes' defaults and each result's
+    in-place inputs."""
+    problem = signature_problem(instr)
+    if problem is not None:
+        return problem
+    spec = spec_of(instr.op)  # type: ignore[arg-type]  # checked: a kernel has an op
+    kinds = [o.kind for o in instr.operands]
+    n_out = kinds.count(OperandKind.OUT)
+    defaults = {a.name: a.default for a in spec.attrs}
+    return n_out, kinds.count(OperandKind.IN), defaults, tuple(spec.inplace_inputs(k) for k in range(n_out))
