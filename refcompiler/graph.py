@@ -15,10 +15,9 @@ from typing import Iterator
 
 import numpy as np
 
-from specs import OPS, Dtype, OpKind, OpSpec
+from specs import Dtype, OpKind, OpSpec
 
 from refcompiler.spec import spec_of
-from refcompiler.variants import active
 
 __all__ = ["StorageKind", "Init", "Storage", "Ref", "Node", "Graph", "initial_value"]
 
@@ -89,9 +88,7 @@ class Node:
 
     @property
     def spec(self) -> OpSpec:
-        # ``spec_of`` unless a swap is installed: the table itself (a third of
-        # compiling a large graph went to the swap point's wrapper)
-        return spec_of(self.op) if active() else OPS[self.op]
+        return spec_of(self.op)
 
     def attr(self, name: str) -> object:
         """The attribute's value as given, else the spec's default."""
