@@ -33,7 +33,7 @@ from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 from refcompiler.spec import specs_of
 
-__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order", "result_count"]
+__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -64,10 +64,6 @@ def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
         except InvariantViolation as v:
             out.append(v)
     return out, types
-
-
-def result_count(node: Node) -> int:
-    return len(node.spec.results)
 
 
 def evaluation_order(graph: Graph) -> Iterator[str]:
@@ -241,7 +237,7 @@ def _infer(graph: Graph, specs: list[OpSpec]) -> Types:
         if total > max_bytes:
             limits.check("bytes", total, f"graph '{graph.name}' at node '{node.name}'")
         if node.op is OpKind.SAVE:
-            _check_save(graph, node, str(attrs["target"]), ins[0], stored)
+            _check_save(node, str(attrs["target"]), ins[0], stored)
     return types
 
 
@@ -258,7 +254,7 @@ def _check_input_dtypes(node: Node, spec: OpSpec, ins: list[TensorType]) -> None
             )
 
 
-def _check_save(graph: Graph, node: Node, target: str, value: TensorType, stored: dict[str, TensorType]) -> None:
+def _check_save(node: Node, target: str, value: TensorType, stored: dict[str, TensorType]) -> None:
     want = stored.get(target)
     if want is None:
         raise _g1(f"save '{node.name}' target '{target}' names no storage", node.name)

@@ -208,9 +208,9 @@ def run_campaign(
     ``WorkerPool`` of that many processes). SIGINT or SIGTERM ends the
     campaign: the workers are terminated, and the summary says
     ``interrupted`` with the signal's name (a second signal does not break
-    into that: the final summary is still written). With chunks in this process, a
-    ``Ticker`` thread refreshes ``progress`` while each runs (its counts,
-    and which finding it is shrinking)."""
+    into that: the final summary is still written). With chunks in this
+    process, a ``Ticker`` thread refreshes ``progress`` while each runs (its
+    counts, and which finding it is shrinking)."""
     progress = progress or NoProgress()
     on_change = on_change or (lambda summary: None)
     summary = Summary(config)

@@ -6,9 +6,9 @@ schedules, one column each, step k of both on one row, the conflicting pair
 filled red and a red arrow showing which of the two runs first in each.
 
 ``case_dot`` draws a case's graph beside the schedule it records (a fuzz
-finding's failing schedule, or the order its scheduler produced): every dependency edge (data or memory) that the
-schedule runs backwards is red on the graph and on the schedule, which is
-how a wrong scheduler's order shows; a schedule that breaks no edge says so
+finding's failing schedule, or the order its scheduler produced): every
+dependency edge (data or memory) that the schedule runs backwards is red on
+the graph and on the schedule, which is how a wrong scheduler's order shows; a schedule that breaks no edge says so
 (the failure then lies in the compiled program: ``refc compile --format svg``).
 """
 
