@@ -224,7 +224,7 @@ def _infer(graph: Graph, specs: list[OpSpec]) -> Types:
             if s.dtype is not Dtype.FLOAT32:
                 raise _g1(f"node '{node.name}' state '{st}' is {s.dtype.value}, needs float32", node.name, st)
             state.append(s)
-        attrs = _attr_values(node, spec)
+        attrs = node.attr_dict(spec)
         try:
             results = spec.shape_rule(ins, state, attrs)
         except ShapeError as e:
@@ -260,12 +260,3 @@ def _check_save(node: Node, target: str, value: TensorType, stored: dict[str, Te
         raise _g1(f"save '{node.name}' target '{target}' names no storage", node.name)
     if value != want:
         raise _g1(f"save '{node.name}' writes {value} into '{target}', which is {want}", node.name, target)
-
-
-def _attr_values(node: Node, spec: OpSpec) -> dict[str, object]:
-    """``node.attr_dict()`` under ``spec``: every attribute of the spec, the
-    first value given for it, else the spec's default."""
-    given: dict[str, object] = {}
-    for key, value in node.attrs:
-        given.setdefault(key, value)
-    return {a.name: given[a.name] if a.name in given else spec.attr(a.name).default for a in spec.attrs}
