@@ -15,10 +15,9 @@ from typing import Iterator
 
 import numpy as np
 
-from specs import OPS, Dtype, OpKind, OpSpec
+from specs import Dtype, OpKind, OpSpec
 
 from refcompiler.spec import spec_of
-from refcompiler.variants import active
 
 __all__ = ["StorageKind", "Init", "Storage", "Ref", "Node", "Graph", "initial_value"]
 
@@ -89,9 +88,7 @@ class Node:
 
     @property
     def spec(self) -> OpSpec:
-        # ``spec_of`` unless a swap is installed: the table itself (a third of
-        # compiling a large graph went to the swap point's wrapper)
-        return spec_of(self.op) if active() else OPS[self.op]
+        return spec_of(self.op)
 
     def attr(self, name: str) -> object:
         """The attribute's value as given, else the spec's default."""
@@ -100,9 +97,15 @@ class Node:
                 return value
         return self.spec.attr(name).default
 
-    def attr_dict(self) -> dict[str, object]:
-        """Every attribute of the spec, defaults filled in."""
-        return {a.name: self.attr(a.name) for a in self.spec.attrs}
+    def attr_dict(self, spec: OpSpec | None = None) -> dict[str, object]:
+        """Every attribute of the spec (``spec``, when the caller has resolved
+        it for a walk, else ``self.spec``), each as ``attr`` gives it: the
+        first value given, else the spec's default."""
+        spec = self.spec if spec is None else spec
+        given: dict[str, object] = {}
+        for key, value in self.attrs:
+            given.setdefault(key, value)
+        return {a.name: given[a.name] if a.name in given else spec.attr(a.name).default for a in spec.attrs}
 
     @property
     def target(self) -> str:

@@ -7,13 +7,30 @@ mutant (``inplace-stencil``) can present a wrong table entry without touching
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from specs import OpKind, OpSpec, op_spec
 
 from refcompiler.variants import swappable
 
-__all__ = ["spec_of"]
+__all__ = ["spec_of", "specs_of"]
 
 
 @swappable
 def spec_of(kind: OpKind) -> OpSpec:
     return op_spec(kind)
+
+
+def specs_of(nodes: Iterable[object]) -> list[OpSpec]:
+    """``spec_of(node.op)`` for each of ``nodes`` (anything with an ``op``),
+    asked once per op kind: for a walk over a graph, under the swaps installed
+    when it is called (do not keep the list past them)."""
+    seen: dict[OpKind, OpSpec] = {}
+    out = []
+    for node in nodes:
+        op = node.op  # type: ignore[attr-defined]
+        spec = seen.get(op)
+        if spec is None:
+            spec = seen[op] = spec_of(op)
+        out.append(spec)
+    return out

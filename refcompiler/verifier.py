@@ -25,14 +25,15 @@ from typing import Iterator
 
 import networkx as nx
 
-from specs import AttrKind, Dtype, OpKind, ShapeError, TensorType
+from specs import AttrKind, Dtype, OpKind, OpSpec, ShapeError, TensorType
 
 from refcompiler import limits
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
+from refcompiler.spec import specs_of
 
-__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order", "result_count"]
+__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -52,20 +53,17 @@ def violations(graph: Graph) -> list[InvariantViolation]:
 
 def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
     """Every violation, and the result types when shape inference ran through."""
-    out: list[InvariantViolation] = []
-    for check in (check_structure, check_own1, check_own2, check_own3, check_own4):
+    specs = specs_of(graph.nodes)  # one walk: each node's spec resolved once
+    out = list(_structure(graph, specs))
+    for check in (check_own1, check_own2, check_own3, check_own4):
         out.extend(check(graph))
     types = None
     if not any(v.invariant == "G-1" for v in out):
         try:
-            types = infer_types(graph)
+            types = _infer(graph, specs)
         except InvariantViolation as v:
             out.append(v)
     return out, types
-
-
-def result_count(node: Node) -> int:
-    return len(node.spec.results)
 
 
 def evaluation_order(graph: Graph) -> Iterator[str]:
@@ -96,12 +94,18 @@ def _g1(message: str, *names: str) -> InvariantViolation:
 
 def check_structure(graph: Graph) -> Iterator[InvariantViolation]:
     """G-1 without shapes: references, arity, attributes, acyclicity."""
+    return _structure(graph, specs_of(graph.nodes))
+
+
+def _structure(graph: Graph, specs: list[OpSpec]) -> Iterator[InvariantViolation]:
+    """``check_structure`` with ``specs[i]`` the spec of ``graph.nodes[i]``."""
     names = Counter([s.name for s in graph.storage] + [n.name for n in graph.nodes])
     for name, count in names.items():
         if count > 1:
             yield _g1(f"the name '{name}' is used {count} times", name)
-    for node in graph.nodes:
-        spec = node.spec
+    # result counts by node name (the last node of a name, as node_by_name)
+    counts = {n.name: len(spec.results) for n, spec in zip(graph.nodes, specs)}
+    for node, spec in zip(graph.nodes, specs):
         want = len(spec.inputs)
         if (spec.variadic and not node.inputs) or (not spec.variadic and len(node.inputs) != want):
             need = "at least 1" if spec.variadic else str(want)
@@ -114,40 +118,40 @@ def check_structure(graph: Graph) -> Iterator[InvariantViolation]:
         if len(set(node.state)) != len(node.state):
             yield _g1(f"node '{node.name}' lists a state operand twice", node.name)
         for ref in node.inputs:
-            problem = _ref_problem(graph, ref)
+            problem = _ref_problem(graph, counts, ref)
             if problem:
                 yield _g1(f"node '{node.name}' input '{ref}': {problem}", node.name, ref.name)
         for st in node.state:
             if st not in graph.storage_by_name:
                 yield _g1(f"node '{node.name}' state '{st}' names no storage", node.name, st)
-        yield from _attr_problems(graph, node)
+        if node.attrs or any(a.required for a in spec.attrs):
+            yield from _attr_problems(node, spec)
     for s in graph.storage:
         if s.owner is not None and s.owner not in graph.node_by_name:
             yield _g1(f"owned variable '{s.name}' names owner '{s.owner}', which is no node", s.name, s.owner)
-    dg = data_graph(graph)
-    if not nx.is_directed_acyclic_graph(dg):
-        cycle = [u for u, _ in nx.find_cycle(dg)]
-        yield _g1(f"the data graph has a cycle: {' -> '.join(cycle + cycle[:1])}", *cycle)
+    if graph.data_order is None:  # a cycle, or two nodes of one name: ask networkx which
+        dg = data_graph(graph)
+        if not nx.is_directed_acyclic_graph(dg):
+            cycle = [u for u, _ in nx.find_cycle(dg)]
+            yield _g1(f"the data graph has a cycle: {' -> '.join(cycle + cycle[:1])}", *cycle)
 
 
-def _ref_problem(graph: Graph, ref: Ref) -> str | None:
+def _ref_problem(graph: Graph, counts: dict[str, int], ref: Ref) -> str | None:
     if ref.name in graph.storage_by_name:
         return "storage has a single value, ':k' does not apply" if ref.index is not None else None
-    node = graph.node_by_name.get(ref.name)
-    if node is None:
+    n = counts.get(ref.name)
+    if n is None:
         return "names no storage or node"
-    n = result_count(node)
     if n == 0:
-        return f"node '{node.name}' ({node.op.value}) has no results"
+        return f"node '{ref.name}' ({graph.node_by_name[ref.name].op.value}) has no results"
     if ref.index is None and n > 1:
-        return f"node '{node.name}' has {n} results; name one as '{node.name}:k'"
+        return f"node '{ref.name}' has {n} results; name one as '{ref.name}:k'"
     if ref.index is not None and ref.index >= n:
-        return f"node '{node.name}' has {n} results, there is no result {ref.index}"
+        return f"node '{ref.name}' has {n} results, there is no result {ref.index}"
     return None
 
 
-def _attr_problems(graph: Graph, node: Node) -> Iterator[InvariantViolation]:
-    spec = node.spec
+def _attr_problems(node: Node, spec: OpSpec) -> Iterator[InvariantViolation]:
     given = dict(node.attrs)
     known = {a.name for a in spec.attrs}
     for key in given:
@@ -193,39 +197,36 @@ def infer_types(graph: Graph) -> Types:
     storage and results together are over the byte limit (``refcompiler.limits``),
     before anything of that size is allocated.
     """
+    return _infer(graph, specs_of(graph.nodes))
+
+
+def _infer(graph: Graph, specs: list[OpSpec]) -> Types:
+    """``infer_types`` with ``specs[i]`` the spec of ``graph.nodes[i]``: one
+    pass over the evaluation order."""
     types: Types = {}
     total = sum(TensorType(s.shape, s.dtype).nbytes for s in graph.storage)
     limits.check("bytes", total, f"graph '{graph.name}' storage")
     # read once: the per-node checks below only call limits.check (and build its
     # message) when a bound is crossed
     max_elements, max_bytes = limits.value("elements"), limits.value("bytes")
-
-    def type_of(ref: Ref) -> TensorType:
-        s = graph.storage_by_name.get(ref.name)
-        if s is not None and ref.index is None:
-            return TensorType(s.shape, s.dtype)
-        return types[(ref.name, ref.result)]
-
+    stored = {s.name: TensorType(s.shape, s.dtype) for s in graph.storage}  # the last of a name, as storage_by_name
+    spec_by_name = {n.name: spec for n, spec in zip(graph.nodes, specs)}
     for name in evaluation_order(graph):
-        node = graph.node_by_name[name]
-        spec = node.spec
-        ins = [type_of(r) for r in node.inputs]
-        for k, (ref, t) in enumerate(zip(node.inputs, ins, strict=True)):
-            want = spec.input_dtype(k, ins[0].dtype)
-            if want is not None and t.dtype is not want:
-                raise _g1(
-                    f"node '{node.name}' ({spec.name}) input {k} '{ref}' is {t.dtype.value}, needs {want.value}",
-                    node.name,
-                    ref.name,
-                )
+        node, spec = graph.node_by_name[name], spec_by_name[name]
+        ins = [
+            stored[r.name] if r.index is None and r.name in stored else types[(r.name, r.index or 0)]
+            for r in node.inputs
+        ]
+        _check_input_dtypes(node, spec, ins)
         state = []
         for st in node.state:
-            s = graph.storage_by_name[st]
+            s = stored[st]
             if s.dtype is not Dtype.FLOAT32:
                 raise _g1(f"node '{node.name}' state '{st}' is {s.dtype.value}, needs float32", node.name, st)
-            state.append(TensorType(s.shape, s.dtype))
+            state.append(s)
+        attrs = node.attr_dict(spec)
         try:
-            results = spec.shape_rule(ins, state, node.attr_dict())
+            results = spec.shape_rule(ins, state, attrs)
         except ShapeError as e:
             raise _g1(f"node '{node.name}' ({spec.name}): {e}", node.name) from None
         for k, t in enumerate(results):
@@ -236,14 +237,26 @@ def infer_types(graph: Graph) -> Types:
         if total > max_bytes:
             limits.check("bytes", total, f"graph '{graph.name}' at node '{node.name}'")
         if node.op is OpKind.SAVE:
-            target = graph.storage_by_name.get(node.target)
-            if target is None:
-                raise _g1(f"save '{node.name}' target '{node.target}' names no storage", node.name)
-            want_t = TensorType(target.shape, target.dtype)
-            if ins[0] != want_t:
-                raise _g1(
-                    f"save '{node.name}' writes {ins[0]} into '{target.name}', which is {want_t}",
-                    node.name,
-                    target.name,
-                )
+            _check_save(node, str(attrs["target"]), ins[0], stored)
     return types
+
+
+def _check_input_dtypes(node: Node, spec: OpSpec, ins: list[TensorType]) -> None:
+    first = ins[0].dtype if ins else None
+    for k, t in enumerate(ins):
+        want = spec.input_dtype(k, first)
+        if want is not None and t.dtype is not want:
+            ref = node.inputs[k]
+            raise _g1(
+                f"node '{node.name}' ({spec.name}) input {k} '{ref}' is {t.dtype.value}, needs {want.value}",
+                node.name,
+                ref.name,
+            )
+
+
+def _check_save(node: Node, target: str, value: TensorType, stored: dict[str, TensorType]) -> None:
+    want = stored.get(target)
+    if want is None:
+        raise _g1(f"save '{node.name}' target '{target}' names no storage", node.name)
+    if value != want:
+        raise _g1(f"save '{node.name}' writes {value} into '{target}', which is {want}", node.name, target)

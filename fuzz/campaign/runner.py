@@ -11,11 +11,12 @@ they end in: the same seed and count give the same summary with any executor.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fuzz.campaign.cases import chunk_seed
 from fuzz.campaign.chunk import Chunk, ChunkResult, forget_running, run_chunk, running
@@ -94,24 +95,37 @@ def _live(summary: Summary) -> Summary:
         return live_view(summary, [state.live()] if state is not None else [])
 
 
-def _loop(config: CampaignConfig, summary: Summary, pool: Executor, progress: Progress, on_change: Callable[[Summary], None]) -> None:
+def _loop(
+    config: CampaignConfig,
+    summary: Summary,
+    pool: Executor,
+    progress: Progress,
+    on_change: Callable[[Summary], None],
+    held: Callable[[], contextlib.AbstractContextManager[None]],
+) -> None:
     """Keep ``config.workers`` chunks in flight until the budget is spent; a
     chunk is made when a worker is free, from what is known by then. Past the
     hard deadline (budget + ``shrink_grace`` + ``HARD_GRACE``) the chunks still
-    running are abandoned (their workers are terminated by the caller)."""
+    running are abandoned (their workers are terminated by the caller). A
+    chunk is handed to a pool and absorbed inside ``held()``: a signal then
+    takes effect after it, never halfway."""
     index = 0
     pending: dict[Future[ChunkResult], Chunk] = {}
+    # inline, submitting is running the chunk: a signal must break into it
+    handing = contextlib.nullcontext if isinstance(pool, InlineExecutor) else held
     hard = None if config.budget is None else summary.start + config.budget + config.shrink_grace + HARD_GRACE
     while True:
         while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
             summary.planned += chunk.cases
             index += 1
             summary.phase = "generating"
-            pending[pool.submit(run_chunk, chunk)] = chunk
+            with handing():  # a worker started is one the pool knows (and terminates)
+                pending[pool.submit(run_chunk, chunk)] = chunk
         if not pending:
             return
         for fut in _wait(pool, set(pending), 0.5):
-            _absorb(summary, pending.pop(fut), fut)
+            with held():
+                _absorb(summary, pending.pop(fut), fut)
             on_change(summary)
         if hard is not None and time.time() >= hard and pending:
             for chunk in pending.values():
@@ -133,15 +147,40 @@ def _stopped_by(config: CampaignConfig, summary: Summary) -> str:
 
 class _Signals:
     """While a campaign runs in the main thread: SIGTERM, like SIGINT, raises
-    ``KeyboardInterrupt``; ``received`` says which came."""
+    ``KeyboardInterrupt``; ``received`` says which came first. Only the first
+    signal raises: a second one (a double Ctrl-C) must not break into the
+    wind-down, which never waits on a running chunk (the workers are
+    terminated) and ends by writing the final summary; later signals are only
+    counted (``count``). Inside ``held()`` a first signal is deferred to the
+    block's end, so that a chunk is absorbed (or handed out) whole."""
 
     def __init__(self) -> None:
         self.received: str | None = None
+        self.count = 0
         self.saved: dict[int, Any] = {}
+        self._holding = 0
+        self._deferred = False
 
     def _handler(self, signum: int, frame: Any) -> None:
+        self.count += 1
+        if self.received is not None:
+            return
         self.received = signal.Signals(signum).name
+        if self._holding:
+            self._deferred = True
+            return
         raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+        if self._deferred and not self._holding:
+            self._deferred = False
+            raise KeyboardInterrupt
 
     def __enter__(self) -> "_Signals":
         if threading.current_thread() is threading.main_thread():
@@ -168,9 +207,10 @@ def run_campaign(
     ``config.workers`` chunks are in flight at once in ``executor`` (default: a
     ``WorkerPool`` of that many processes). SIGINT or SIGTERM ends the
     campaign: the workers are terminated, and the summary says
-    ``interrupted`` with the signal's name. With chunks in this process, a
-    ``Ticker`` thread refreshes ``progress`` while each runs (its counts,
-    and which finding it is shrinking)."""
+    ``interrupted`` with the signal's name (a second signal does not break
+    into that: the final summary is still written). With chunks in this
+    process, a ``Ticker`` thread refreshes ``progress`` while each runs (its
+    counts, and which finding it is shrinking)."""
     progress = progress or NoProgress()
     on_change = on_change or (lambda summary: None)
     summary = Summary(config)
@@ -183,7 +223,7 @@ def run_campaign(
         try:
             if ticker is not None:
                 ticker.start()
-            _loop(config, summary, executor, progress, on_change)
+            _loop(config, summary, executor, progress, on_change, signals.held)
         except KeyboardInterrupt:
             summary.interrupted = signals.received or "SIGINT"
         finally:

@@ -15,8 +15,9 @@ campaign ends within budget + ``--shrink-grace`` + 5 s (``HARD_GRACE``).
 Nothing found is lost: the outputs are rewritten after every chunk, each file
 atomically, so each finding is on disk as soon as its chunk ends. SIGINT or
 SIGTERM terminates the workers and writes a complete summary marked
-``interrupted``; the exit code is then 1 if anything was found, else 130
-(SIGINT) or 143 (SIGTERM). ``--out`` is checked before any work, and an
+``interrupted`` (a second signal, as of a double Ctrl-C, does not stop
+that); the exit code is then 1 if anything was found, else 130 (SIGINT) or
+143 (SIGTERM). ``--out`` is checked before any work, and an
 earlier campaign's outputs in it are moved into ``DIR/earlier-<UTC time>/``
 (``--clean``: removed), so that one directory never mixes two runs.
 
@@ -31,7 +32,7 @@ there as locally, timings aside.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import argparse
 import contextlib
@@ -40,8 +41,10 @@ import os
 import secrets
 import shlex
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -273,7 +276,24 @@ def run(args: argparse.Namespace) -> int:
         with locked_out(args.out):
             prepare_out(out, args.clean)
             summary = run_campaign(config, executor=executor, progress=progress, on_change=lambda s: _write(s, out))
-    return _report(summary, config, out, args.target)
+    with _unbroken(summary.interrupted is not None):
+        return _report(summary, config, out, args.target)
+
+
+@contextlib.contextmanager
+def _unbroken(interrupted: bool) -> Iterator[None]:
+    """After an interrupted campaign (whose final summary is on disk), one more
+    Ctrl-C of a double one does not cut the report short or change the exit
+    code: SIGINT and SIGTERM are ignored for the block (main thread only)."""
+    if not interrupted or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
 
 
 def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str | None) -> int:

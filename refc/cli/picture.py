@@ -13,7 +13,7 @@ from refcompiler.graph import Graph
 from refcompiler.graph_json import write_atomic
 from refcompiler.pictures import PictureFormat, case_dot, graph_dot, render
 
-__all__ = ["TEXT", "add_picture_arguments", "picture_format", "emit", "emit_dot", "write_output", "case_schedule", "case_notes", "drawing"]
+__all__ = ["TEXT", "add_picture_arguments", "picture_format", "emit", "emit_dot", "write_output", "case_schedule", "case_order", "case_notes", "drawing"]
 
 TEXT = "text"
 
@@ -60,12 +60,31 @@ def emit_dot(args: argparse.Namespace, dot_text: str) -> None:
 
 def case_schedule(graph: Graph, path: str) -> list[str] | None:
     """A corpus case's ``"schedule"`` field, or ``None`` when it has none."""
-    schedule = dict(graph.meta).get("schedule")
-    if schedule is None:
+    return _names_field(graph, path, "schedule")
+
+
+def _names_field(graph: Graph, path: str, name: str) -> list[str] | None:
+    value = dict(graph.meta).get(name)
+    if value is None:
         return None
-    if not isinstance(schedule, list) or not all(isinstance(n, str) for n in schedule):
-        raise MalformedInput("must be a list of node names", path=path, field="schedule")
-    return schedule
+    if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+        raise MalformedInput("must be a list of node names", path=path, field=name)
+    return value
+
+
+def case_order(graph: Graph, path: str) -> tuple[list[str], str] | None:
+    """The order a case is drawn beside, and its column's title: its
+    ``"schedule"``, else the ``"scheduler_order"`` its scheduler produced when
+    the case was found (read as data: the scheduler is never run), else
+    ``None``."""
+    schedule = case_schedule(graph, path)
+    if schedule is not None:
+        return schedule, "the case's schedule"
+    order = _names_field(graph, path, "scheduler_order")
+    if order is None:
+        return None
+    scheduler = dict(graph.meta).get("scheduler")
+    return order, f"the order {scheduler} produced" if isinstance(scheduler, str) else "the scheduler's order"
 
 
 def case_notes(graph: Graph) -> list[str]:
@@ -80,9 +99,26 @@ def case_notes(graph: Graph) -> list[str]:
 
 
 def drawing(graph: Graph, path: str) -> str:
-    """The DOT picture of a graph file: a corpus case with a ``"schedule"`` beside
-    that schedule (``case_dot``), any other graph alone (``graph_dot``)."""
-    schedule = case_schedule(graph, path)
-    if schedule is None:
+    """The DOT picture of a graph file: a corpus case with a ``"schedule"`` or a
+    ``"scheduler_order"`` beside that order (``case_dot``), any other graph
+    alone (``graph_dot``)."""
+    found = case_order(graph, path)
+    if found is None:
         return graph_dot(graph)
-    return case_dot(graph, schedule, title=f"case {graph.name}", notes=case_notes(graph))
+    order, label = found
+    return case_dot(_graph_of(graph, order), order, title=f"case {graph.name}", notes=case_notes(graph), label=label)
+
+
+def _graph_of(graph: Graph, order: list[str]) -> Graph:
+    """The graph ``order`` orders: ``graph``, or, when it names the private
+    copies that break save cycles (a scheduler's order of the graph the
+    compiler schedules), that graph (``scheduled_graph``)."""
+    if set(order) <= set(graph.node_by_name):
+        return graph
+    from refcompiler.driver import scheduled_graph
+    from refcompiler.verifier import violations
+
+    if violations(graph):
+        return graph
+    scheduled = scheduled_graph(graph)
+    return scheduled if set(order) <= set(scheduled.node_by_name) else graph

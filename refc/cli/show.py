@@ -4,7 +4,9 @@ Works on invalid graphs too (the text lists their violations, a picture
 outlines the nodes they name), so it exits 0 whenever the file loads; a
 malformed file is exit 2, and so is a picture format without Graphviz's
 ``dot`` program installed. A corpus case with a ``"schedule"`` (a fuzz
-finding) is drawn beside that schedule, with any ordering it breaks in red.
+finding), or with the ``"scheduler_order"`` its scheduler produced (data: the
+scheduler is never imported), is drawn beside that order, with any ordering
+it breaks in red.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ schedules, one column each, step k of both on one row, the conflicting pair
 filled red and a red arrow showing which of the two runs first in each.
 
 ``case_dot`` draws a case's graph beside the schedule it records (a fuzz
-finding's failing schedule): every dependency edge (data or memory) that the
-schedule runs backwards is red on the graph and on the schedule, which is
-how a wrong scheduler's order shows; a schedule that breaks no edge says so
+finding's failing schedule, or the order its scheduler produced): every
+dependency edge (data or memory) that the schedule runs backwards is red on
+the graph and on the schedule, which is how a wrong scheduler's order shows; a schedule that breaks no edge says so
 (the failure then lies in the compiled program: ``refc compile --format svg``).
 """
 
@@ -105,8 +105,11 @@ def backward_edges(graph: Graph, order: Sequence[str]) -> dict[tuple[str, str], 
     return out
 
 
-def case_dot(graph: Graph, schedule: Sequence[str], *, title: str, notes: Sequence[str] = ()) -> str:
-    """A case's graph beside its recorded schedule, broken orderings in red."""
+def case_dot(
+    graph: Graph, schedule: Sequence[str], *, title: str, notes: Sequence[str] = (), label: str = "the case's schedule"
+) -> str:
+    """A case's graph beside its recorded schedule (the column titled
+    ``label``), broken orderings in red."""
     broken = backward_edges(graph, schedule)
     if not nx.is_directed_acyclic_graph(dependency_graph(graph)):
         notes = [*notes, "the memory edges form a cycle: the compiler first gives each such save a private copy (break_save_cycles)"]
@@ -119,7 +122,7 @@ def case_dot(graph: Graph, schedule: Sequence[str], *, title: str, notes: Sequen
     add_graph(dot, graph, ids, highlight=broken)
     dot.close()
     marked = {v: note for (_, v), note in broken.items()}
-    _add_schedule(dot, 1, "the case's schedule", schedule, marked)
+    _add_schedule(dot, 1, label, schedule, marked)
     for u, v in broken:
         if u in schedule and v in schedule:
             dot.edge(_step_id(1, schedule.index(v)), _step_id(1, schedule.index(u)), {**Style.MEMORY_EDGE, "color": ERROR, "fontcolor": ERROR, "constraint": "false", "label": "runs too early"})

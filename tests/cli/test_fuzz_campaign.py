@@ -55,6 +55,34 @@ def test_a_signal_stops_the_workers_and_writes_a_complete_summary(tmp_path, sig,
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("gap", [0.3, 0.01])
+def test_a_double_ctrl_c_still_writes_the_final_summary_and_leaves_no_worker(tmp_path, gap):
+    # as a terminal sends it: SIGINT to the whole process group, twice; the
+    # second lands while the first one's wind-down runs (gap 0.01) or after it
+    out = tmp_path / "out"
+    proc = subprocess.Popen(["refc", "fuzz", "--workers", "2", "--budget", "60", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    kids = _wait_for_children(proc, 2)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(gap)
+    os.killpg(proc.pid, signal.SIGINT)
+    started = time.time()
+    _, err = proc.communicate(timeout=30)
+    assert time.time() - started < 10  # no waiting on the running chunks
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["complete"] and doc["interrupted"] == "SIGINT" and doc["stopped_by"] == "interrupted"
+    # a second SIGINT that comes after refc is done (it may be, within 0.3 s)
+    # ends the exiting interpreter by SIGINT: what a shell reports as 130 too
+    assert proc.returncode in ((1,) if doc["distinct_failures"] else (130, -signal.SIGINT)), err
+    assert "refc: interrupted" not in err and "Traceback" not in err
+    assert "refc fuzz: interrupted by SIGINT" in err
+    for pid in kids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not list(out.glob(".summary.json.*"))  # written atomically: no temporary file left
+
+
 def test_a_killed_worker_costs_only_its_chunk(tmp_path):
     out = tmp_path / "out"
     proc = _start(out, "--budget", "8")

@@ -3,13 +3,18 @@ with ``--format dot|svg|png`` and ``-o``; without Graphviz, exit 2 naming it."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from refcompiler.graph_json import load_graph
+from refcompiler.driver import prepare
+from refcompiler.graph_json import graph_from_doc, load_graph
+from refcompiler.pictures.graph import ERROR
 from tests.cli.inprocess import refc
 from tests.refcompiler.pictures.dot_reader import read
 
@@ -100,3 +105,67 @@ def test_compile_draws_the_ir_and_the_arena(capsys, tmp_path):
     assert (code, out) == (2, "") and "--format svg" in err
     code, out, err = refc(capsys, "compile", g, "-o", tmp_path / "ir.txt")
     assert code == 0 and (tmp_path / "ir.txt").read_text().startswith('program "sgd_momentum"')
+
+
+PLUGINS = ROOT / "tests/data/plugins"
+
+
+def _scheduler_case(tmp_path: Path, monkeypatch) -> tuple[Path, list[str]]:
+    """A case a wrong scheduler plug-in fails with SCH-1 (found by a campaign),
+    with the order the plug-in produced for it (its recorded seed) stored as
+    ``scheduler_order``, as the campaign is to store it."""
+    from fuzz.campaign import CampaignConfig, run_campaign
+
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    flaky_scheduler = importlib.import_module("flaky_scheduler")
+    config = CampaignConfig(max_cases=15, chunk_cases=15, seed=0, max_nodes=6, schedulers=("flaky_scheduler:schedule",),
+                            budget=None, out=None, stop_on_failure=True, shrink_calls=20, reduce_attempts=30)
+    (failure,) = run_campaign(config).found.values()
+    doc = dict(failure.case_doc)
+    assert failure.signature.invariant == "SCH-1" and doc["scheduler"] == "flaky_scheduler:schedule"
+    prepared = prepare(graph_from_doc(doc))
+    order = list(flaky_scheduler.schedule(prepared.scheduled, prepared.deps, doc["scheduler_seed"]))
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({**doc, "scheduler_order": order}))
+    return path, order
+
+
+def test_show_of_a_scheduler_case_draws_the_order_it_produced_with_the_broken_edge_red(capsys, tmp_path, monkeypatch):
+    path, order = _scheduler_case(tmp_path, monkeypatch)
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    assert (code, err) == (0, "")
+    pic = read(out)
+    labels = [pic.vertices[f"schedule1:{k}"]["label"].split("\n")[0] for k in range(len(order))]
+    assert labels == [f"{k + 1}. {n}" for k, n in enumerate(order)]
+    red = [(s, d) for s, d, a in pic.edges if s.startswith("graph/") and a.get("color") == ERROR]
+    assert red and all("schedule runs" in a["label"] for s, d, a in pic.edges if (s, d) in red)
+    assert "the order flaky_scheduler:schedule produced" in out
+    # the same case as stored before scheduler_order: the graph alone, nothing red
+    old = json.loads(path.read_text())
+    del old["scheduler_order"]
+    path.write_text(json.dumps(old))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    assert (code, err) == (0, "") and "schedule1:0" not in out and not [a for _, _, a in read(out).edges if a.get("color") == ERROR]
+
+
+def test_show_never_imports_the_scheduler_a_case_names(tmp_path):
+    # a scheduler module that leaves a mark when imported, on the path of a `refc show` subprocess
+    (tmp_path / "trap_scheduler.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\ndef schedule(g, d, seed=0):\n    return []\n")
+    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
+    doc.pop("schedule", None)
+    doc.update(scheduler="trap_scheduler:schedule", scheduler_seed=1, scheduler_order=["save7", "save6"])
+    (tmp_path / "case.json").write_text(json.dumps(doc))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(["refc", "show", str(tmp_path / "case.json"), "--format", "dot"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "the order trap_scheduler:schedule produced" in done.stdout and ERROR in done.stdout
+    assert not (tmp_path / "imported").exists()
+
+
+def test_show_of_a_malformed_scheduler_order_is_exit_2(capsys, tmp_path):
+    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
+    doc.pop("schedule", None)
+    doc["scheduler_order"] = ["save7", 3]
+    (tmp_path / "case.json").write_text(json.dumps(doc))
+    code, out, err = refc(capsys, "show", tmp_path / "case.json", "--format", "dot")
+    assert code == 2 and "scheduler_order" in err and "Traceback" not in err

@@ -132,6 +132,36 @@ def test_g1_self_loop_is_a_cycle():
     assert ids(g) == {"G-1"}
 
 
+def _messages(graph: Graph) -> list[str]:
+    return [str(v) for v in violations(graph) if v.invariant == "G-1"]
+
+
+def test_g1_a_cycle_through_two_nodes_of_one_name_is_found_and_a_repeated_name_alone_is_no_cycle():
+    # two nodes named 'r' leave no evaluation order (Graph.data_order is None):
+    # the cycle is then looked for over names, as networkx sees the data graph
+    g = base()
+    looped = g.with_nodes(g.nodes + (Node("t", OpKind.NEG, (Ref("r"),)), Node("r", OpKind.NEG, (Ref("t"),))))
+    assert looped.data_order is None
+    assert [m for m in _messages(looped) if "cycle" in m] == ["G-1: the data graph has a cycle: r -> t -> r"]
+    twice = g.with_nodes(g.nodes + (Node("r", OpKind.NEG, (Ref("A"),)),))
+    assert twice.data_order is None
+    assert not [m for m in _messages(twice) if "cycle" in m]
+    assert any("is used 2 times" in m for m in _messages(twice))
+
+
+def test_the_verifier_reads_the_op_table_through_its_swap_point():
+    from refcompiler import spec
+    from refcompiler.variants import installed
+
+    def relu_needs_two(kind):
+        entry = spec.spec_of.original(kind)
+        return replace(entry, inputs=("x", "y")) if kind is OpKind.RELU else entry
+
+    with installed({spec.spec_of: relu_needs_two}):
+        assert _messages(base()) == ["G-1: node 'r' (relu) has 1 inputs, needs 2"]
+    assert violations(base()) == []
+
+
 def test_g1_bad_attribute_value_shapes():
     # perm that is no permutation, reshape to the wrong element count,
     # an axis out of range, a bool where an int is due

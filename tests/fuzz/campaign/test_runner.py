@@ -4,6 +4,8 @@ workers, budgets."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ProcessPoolExecutor
@@ -148,3 +150,20 @@ def test_the_budget_is_a_bound_with_workers():
     took = time.time() - start
     assert summary.stopped_by == "budget" and summary.cases > 0
     assert took < config.budget + config.shrink_grace + HARD_GRACE + 2  # + the workers' start
+
+
+def test_only_the_first_signal_interrupts_and_held_defers_it_to_the_block_end():
+    from fuzz.campaign.runner import _Signals
+
+    reached = False
+    with _Signals() as signals:
+        with pytest.raises(KeyboardInterrupt):
+            with signals.held():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+                reached = True  # the block ran to its end before the interrupt
+        assert reached and signals.received == "SIGINT"
+        os.kill(os.getpid(), signal.SIGTERM)  # the second of a double Ctrl-C: counted, not raised
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        assert signals.count == 3 and signals.received == "SIGINT"
