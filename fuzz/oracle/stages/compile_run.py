@@ -72,7 +72,10 @@ def _compile(ctx: RunContext) -> Finding | None:
             where = locate_edge(illegal.names, g.graph, g.prepared)
             return Finding(Stage.SCHEDULE, "SCH-1", why, where, blame="scheduler", **ctx.where)  # type: ignore[arg-type]
         where = locate_violation(e, g.graph, g.prepared)
-        return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame_of(e), **ctx.where)  # type: ignore[arg-type]
+        # a scheduler's order the driver rejects is kept with the finding (as data:
+        # a stored case carries it, and ``refc show`` draws its broken edges)
+        order = ctx.answer.order if ctx.given is None and e.invariant == "SCH-1" else None
+        return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame_of(e), order=order, **ctx.where)  # type: ignore[arg-type]
     except RefCompilerError as e:
         return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", **ctx.where)  # type: ignore[arg-type]
     except Exception as e:

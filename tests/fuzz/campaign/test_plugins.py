@@ -37,6 +37,8 @@ def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
     failure, case = _only_case(run_campaign(config))
     assert failure.signature.invariant == "SCH-1"
     assert case.scheduler == "flaky_scheduler:schedule" and case.scheduler_seed is not None and case.schedule is None
+    # the order it produced is kept as data, for `refc show` to draw its broken edge
+    assert case.scheduler_order is not None and set(case.scheduler_order) <= set(case.graph.node_by_name)
     assert dict(case.versions).keys() == {"refc", "numpy", "hypothesis", "z3-solver"}
     assert replay(case) is not None
     assert replay(replace(case, scheduler="flaky_scheduler:fixed")) is None
