@@ -5,11 +5,13 @@ replays (and shrinks) them."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, seed, settings
 from hypothesis import strategies as st
 
+from refcompiler.graph_json import load_graph
 from refcompiler.verifier import violations
 
 from fuzz.campaign.cases import fuzz_cases, one_graph_cases, random_case
@@ -19,7 +21,7 @@ from fuzz.strategies import graphs
 from fuzz.strategies.draws import Draws, HypothesisDraws, OneExample, RandomDraws, replayed
 from fuzz.strategies.valid import build_graph
 
-from tests.fuzz.campaign.test_cases import GRAPH
+GRAPH = load_graph(Path(__file__).resolve().parents[3] / "examples" / "clamped_ids.json")
 
 
 def _random_graphs(n: int, **kw):  # type: ignore[no-untyped-def]
