@@ -22,7 +22,7 @@ from fuzz.strategies.draws import Choice, Draws, HypothesisDraws, RandomDraws
 from fuzz.strategies.invalid import break_graph, edit_count
 from fuzz.strategies.valid import build_graph
 
-__all__ = ["Case3", "chunk_seed", "draw_case", "edit_of", "fuzz_cases", "one_graph_cases", "random_case"]
+__all__ = ["Case3", "chunk_seed", "draw_case", "edit_of", "fuzz_cases", "one_graph_case", "one_graph_cases", "random_case"]
 
 Case3 = tuple[Graph, Expect, int]  # (graph, expectation, schedule seed)
 
