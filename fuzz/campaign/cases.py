@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from dataclasses import replace
 from fractions import Fraction
 
@@ -15,47 +16,65 @@ from refcompiler.graph_json import graph_to_doc
 
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import PASS, Expect, reject
-from fuzz.strategies import REJECTABLE, graphs
-from fuzz.strategies.invalid import broken, edit_count
+from fuzz.strategies import REJECTABLE
 from fuzz.strategies.builder import MAX_SEED
+from fuzz.strategies.draws import Choice, Draws, HypothesisDraws, RandomDraws
+from fuzz.strategies.invalid import break_graph, edit_count
+from fuzz.strategies.valid import build_graph
 
-__all__ = ["chunk_seed", "edit_of", "fuzz_cases", "one_graph_cases"]
+__all__ = ["Case3", "chunk_seed", "draw_case", "edit_of", "fuzz_cases", "one_graph_case", "one_graph_cases", "random_case"]
+
+Case3 = tuple[Graph, Expect, int]  # (graph, expectation, schedule seed)
 
 
 def chunk_seed(campaign_seed: int, index: int) -> int:
-    """The Hypothesis seed of chunk ``index``: a pure function of both."""
+    """The seed of chunk ``index`` (its cases are drawn from it): a pure function of both."""
     return int(np.random.SeedSequence([campaign_seed, index]).generate_state(1)[0])
 
 
-def fuzz_cases(config: CampaignConfig) -> st.SearchStrategy[tuple[Graph, Expect, int]]:
+def fuzz_cases(config: CampaignConfig) -> st.SearchStrategy[Case3]:
+    """(graph, expectation, schedule seed), as ``draw_case`` makes them, one
+    Hypothesis draw per choice: what a chunk's failure shrinks through."""
+
+    @st.composite
+    def case(draw: st.DrawFn) -> Case3:
+        return draw_case(HypothesisDraws(draw), config)
+
+    return case()
+
+
+def random_case(config: CampaignConfig, seed: int, k: int) -> tuple[Case3, list[Choice]]:
+    """Case ``k`` of the chunk with seed ``seed`` (a pure function of both),
+    its choices made at random, and those choices as Hypothesis records them:
+    replayed through ``fuzz_cases(config)`` they give the same case."""
+    d = RandomDraws(random.Random((seed << 32) + k))
+    return draw_case(d, config), d.choices
+
+
+def draw_case(d: Draws, config: CampaignConfig) -> Case3:
     """(graph, expectation, schedule seed): a valid graph, or with probability
     ``invalid_share`` one that breaks one of ``REJECTABLE``. Shrinks towards
     a valid graph and seed 0. With ``config.graph`` (``refc fuzz --graph``),
-    every case is that graph (``one_graph_cases``).
+    every case is that graph (``one_graph_case``).
 
     An invalid case is a valid graph plus one edit, and which invariant and
     edit is a function of that graph (``edit_of``), not a choice of its own:
-    Hypothesis makes many of a chunk's examples by copying parts of earlier
-    ones, so a drawn choice repeats within a chunk (a chunk of 50 had the same
+    Hypothesis made many of a chunk's examples by copying parts of earlier
+    ones, so a drawn choice repeated within a chunk (a chunk of 50 had the same
     edit 7 times and 3 other edits only, another no invalid case at all),
-    while the graphs it copies into differ. Each invariant gets its share, and
+    while the graphs it copied into differed. Each invariant gets its share, and
     within it each edit."""
     if config.graph is not None:
-        return one_graph_cases(config.graph)
+        return one_graph_case(d, config.graph)
     # invalid when the drawn k is among the last ``bad`` of ``slots``: k shrinks to 0, valid
     share = Fraction(config.invalid_share).limit_denominator(100)
     slots, bad = share.denominator, share.numerator
-
-    @st.composite
-    def case(draw: st.DrawFn) -> tuple[Graph, Expect, int]:
-        invalid = bad > 0 and draw(st.integers(0, slots - 1)) >= slots - bad
-        graph, expect = draw(graphs(max_nodes=config.max_nodes)), PASS
-        if invalid:
-            invariant, edit = edit_of(graph)
-            graph, expect = draw(broken(graph, invariant, edit)), reject(invariant)
-        return graph, expect, draw(st.integers(0, 2**16))
-
-    return case()
+    invalid = bad > 0 and d.integer(0, slots - 1) >= slots - bad
+    graph, expect = build_graph(d, max_nodes=config.max_nodes), PASS
+    if invalid:
+        invariant, edit = edit_of(graph)
+        graph, expect = break_graph(d, graph, invariant, edit), reject(invariant)
+    return graph, expect, d.integer(0, 2**16)
 
 
 def edit_of(graph: Graph) -> tuple[str, int]:
@@ -67,21 +86,26 @@ def edit_of(graph: Graph) -> tuple[str, int]:
     return invariant, (h // len(REJECTABLE)) % edit_count(invariant)
 
 
-def one_graph_cases(graph: Graph) -> st.SearchStrategy[tuple[Graph, Expect, int]]:
+def one_graph_cases(graph: Graph) -> st.SearchStrategy[Case3]:
+    """``one_graph_case`` as a Hypothesis strategy."""
+
+    @st.composite
+    def case(draw: st.DrawFn) -> Case3:
+        return one_graph_case(HypothesisDraws(draw), graph)
+
+    return case()
+
+
+def one_graph_case(d: Draws, graph: Graph) -> Case3:
     """(graph, pass, schedule seed) for a campaign over one given, valid graph.
     Half of the cases (shrinking to none) redraw the seed of every placeholder and
     owned variable whose value is seeded, as the generator draws seeds; an int32
     one keeps its [low, high), so that ids stay in range. Constants and explicit
     values are the graph's: they are fixed."""
     seeded = [s.name for s in graph.storage if s.kind is not StorageKind.CONSTANT and s.init is not None and s.init.seed is not None]
-
-    @st.composite
-    def case(draw: st.DrawFn) -> tuple[Graph, Expect, int]:
-        g = graph
-        if seeded and draw(st.booleans()):
-            seeds = {name: draw(st.integers(0, MAX_SEED)) for name in seeded}
-            storage = tuple(replace(s, init=replace(s.init, seed=seeds[s.name])) if s.name in seeds else s for s in graph.storage)
-            g = replace(graph, storage=storage)
-        return g, PASS, draw(st.integers(0, 2**16))
-
-    return case()
+    g = graph
+    if seeded and d.boolean():
+        seeds = {name: d.integer(0, MAX_SEED) for name in seeded}
+        storage = tuple(replace(s, init=replace(s.init, seed=seeds[s.name])) if s.name in seeds else s for s in graph.storage)
+        g = replace(graph, storage=storage)
+    return g, PASS, d.integer(0, 2**16)

@@ -1,10 +1,14 @@
-"""One chunk of a campaign, in a worker: one Hypothesis run of ``cases``
-examples. The first failure whose signature the campaign does not know yet
-becomes the chunk's target: Hypothesis shrinks it (the test body fails only
-on that signature's ``Bug``, i.e. its op kinds may change, so shrinking can
-reach the simplest op at the fault), the smallest failing example seen is
-kept, and ``failure.finish`` reduces and stores it under the shrunk case's
-signature."""
+"""One chunk of a campaign, in a worker: ``cases`` cases drawn at random
+(``cases.random_case``: case k a function of the chunk's seed and k, its
+choices recorded). The first failure whose signature the campaign does not
+know yet becomes the chunk's target: Hypothesis shrinks it, starting from that
+case's recorded choices (``draws.OneExample``; the test body fails only on
+that signature's ``Bug``, i.e. its op kinds may change, so shrinking can reach
+the simplest op at the fault), the smallest failing example seen is kept, and
+``failure.finish`` reduces and stores it under the shrunk case's signature.
+Generating at random instead of through Hypothesis: a Hypothesis draw cost
+~100-150 us, a case ~40 of them, and a quarter of its examples repeated an
+earlier case."""
 
 from __future__ import annotations
 
@@ -21,13 +25,14 @@ from refcompiler.errors import InternalError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
 
-from fuzz.campaign.cases import fuzz_cases
+from fuzz.campaign.cases import Case3, fuzz_cases, random_case
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Example, Failure, finish
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
 from fuzz.oracle import Bug, Finding, Signature, Stage, check_case
 from fuzz.shrink import graph_size
+from fuzz.strategies.draws import Choice, OneExample
 from fuzz.time_limit import CaseTimeout, time_limit
 
 __all__ = ["Chunk", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
@@ -128,19 +133,19 @@ def forget_running() -> None:
     _running = None
 
 
-# ``ChunkState.seconds``' keys besides the oracle's stages: Hypothesis and the
-# graph generator (all a chunk's time outside the oracle before its failure is
-# reduced), and the reducer of that failure (its oracle calls included)
+# ``ChunkState.seconds``' keys besides the oracle's stages: the case generator
+# and Hypothesis's shrinking (all a chunk's time outside the oracle before its
+# failure is reduced), and the reducer of that failure (its oracle calls included)
 GENERATE = "generate"
 REDUCE = "reduce"
 
 
 class _Found(Exception):
-    """Raised in the Hypothesis body on the chunk's target signature."""
+    """Raised in the test body on the chunk's target signature."""
 
 
 class _OutOfTime(BaseException):
-    """Raised in the Hypothesis body past the chunk's deadline: not an
+    """Raised in the test body past the chunk's deadline: not an
     ``Exception``, so Hypothesis neither shrinks nor retries it, and the run
     ends at once (generation and shrinking alike)."""
 
@@ -207,8 +212,9 @@ class _ChunkRun:
             s.failures += 1
         return True, finding
 
-    def body(self, case: tuple[Graph, Expect, int]) -> None:
-        """The Hypothesis test body: fails (``_Found``) on the target signature."""
+    def body(self, case: Case3) -> None:
+        """Check one case (generated, or a shrink attempt): fails (``_Found``)
+        on the target signature, the first new one becoming the target."""
         graph, expect, case_seed = case
         checked, finding = self.finding_of(graph, expect, case_seed)
         if not checked or finding is None:
@@ -231,30 +237,13 @@ class _ChunkRun:
     def run(self) -> ChunkResult:
         global _running
         _running, start = self.state, time.time()
-        def body(case: tuple[Graph, Expect, int]) -> None:
-            self.body(case)
-
-        test = seed(self.task.seed)(given(fuzz_cases(self.config))(body))
-        test = settings(
-            max_examples=self.task.cases,
-            database=None,
-            deadline=None,
-            derandomize=False,
-            phases=(Phase.generate, Phase.shrink),
-            suppress_health_check=list(HealthCheck),
-            verbosity=Verbosity.quiet,
-            report_multiple_bugs=False,
-            print_blob=False,
-        )(test)
         try:
             with no_local_constants():
-                test()
-        except (_Found, _OutOfTime, Flaky, Unsatisfiable):
-            pass
+                self.generate()
         except (UsageError, InternalError):
             raise
         except Exception as e:  # the oracle turns what a compiler raises into findings: this is refc's own
-            raise InternalError(f"chunk {self.task.index} (Hypothesis seed {self.task.seed}) failed outside the oracle, "
+            raise InternalError(f"chunk {self.task.index} (seed {self.task.seed}) failed outside the oracle, "
                                 f"a bug in refc's case generator or oracle: {type(e).__name__}: {e}") from e
         s = self.state
         s.seconds[GENERATE] += max(0.0, time.time() - start - sum(s.seconds.values()))
@@ -265,6 +254,45 @@ class _ChunkRun:
             s.seconds[REDUCE] += time.time() - reducing
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
                            tuple(s.refused.items()), tuple(sorted(s.seconds.items())))
+
+    def generate(self) -> None:
+        """Check the chunk's cases in order until the first new failure, which
+        Hypothesis then shrinks (``shrink``), or the deadline."""
+        for k in range(self.task.cases):
+            case, choices = random_case(self.config, self.task.seed, k)
+            try:
+                self.body(case)
+            except _Found:
+                self.shrink(choices)
+                return
+            except _OutOfTime:
+                return
+
+    def shrink(self, choices: list[Choice]) -> None:
+        """Hypothesis's shrinking of the target, from the failing case's
+        choices: its reuse phase replays them (the case is in the cache: no
+        oracle call) and its shrink phase goes on from there. Should the
+        replay not fail, nothing is shrunk and ``best`` stays the failing case
+        itself, for the reducer."""
+        def body(case: Case3) -> None:
+            self.body(case)
+
+        test = seed(self.task.seed)(given(fuzz_cases(self.config))(body))
+        test = settings(
+            max_examples=self.task.cases,
+            database=OneExample(choices),
+            deadline=None,
+            derandomize=False,
+            phases=(Phase.reuse, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+            verbosity=Verbosity.quiet,
+            report_multiple_bugs=False,
+            print_blob=False,
+        )(test)
+        try:
+            test()
+        except (_Found, _OutOfTime, Flaky, Unsatisfiable):
+            pass
 
     def _smaller(self, nodes: int) -> None:
         self.state.nodes = nodes

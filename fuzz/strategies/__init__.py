@@ -16,7 +16,11 @@ dead code that graph DCE removes before any pass could get them wrong).
 Structure is drawn locally, one *move* at a time (an op from the enabled set,
 then its operands among the values made so far or fresh storage; the
 ``builder``), so that Hypothesis shrinks a failing graph by deleting moves
-and reaches a handful of nodes. Every op's operand recipe is in ``BUILDERS``
+and reaches a handful of nodes. Every choice goes through ``draws.Draws``:
+one Hypothesis draw each under the strategies, or a seeded ``random.Random``
+(``RandomDraws``, what a campaign generates with) that records the choices as
+Hypothesis would, so that Hypothesis can replay and shrink a case it did not
+generate. Every op's operand recipe is in ``BUILDERS``
 (``recipes``: derived from the spec table, one entry per op, which a test
 checks); result types always come from the spec's shape rule.
 

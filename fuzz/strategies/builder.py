@@ -11,11 +11,11 @@ import enum
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from hypothesis import strategies as st
-
 from specs import OPS, Dtype, OpKind, OpSpec, ShapeError, TensorType
 
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+
+from fuzz.strategies.draws import Draws
 
 __all__ = ["F32", "I32", "MAX_DIM", "MAX_RANK", "MAX_SEED", "Feature", "Value", "Builder", "NoOperand", "fits"]
 
@@ -38,7 +38,7 @@ class Feature(enum.Enum):
 
 
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
-_FRESH = st.sampled_from([True, False, False])
+_FRESH = (True, False, False)
 
 # Whether the final step saves an unused result: two in three, shrinking to
 # no. Drawn with each node, not after the whole graph: a choice drawn after a
@@ -46,11 +46,11 @@ _FRESH = st.sampled_from([True, False, False])
 # earlier examples, and a choice that no longer fits becomes the simplest
 # one), so that many graphs would end as dead code, which graph DCE removes
 # before any pass could get it wrong; and deleting a move deletes its flag.
-_SAVE_SINK = st.sampled_from([False, True, True])
+_SAVE_SINK = (False, True, True)
 
 # Whether a diamond's, a chain's or a stencil's input must be an activation: three in
 # four, shrinking to any operand.
-_ACTIVATION = st.sampled_from([False, True, True, True])
+_ACTIVATION = (False, True, True, True)
 
 
 @dataclass(frozen=True)
@@ -78,10 +78,10 @@ class Value:
 
 class Builder:
     """The mutable scratch state of one graph draw: storage, nodes and the
-    values made so far; ``draw`` is the Hypothesis draw function."""
+    values made so far; ``draws`` makes every choice."""
 
-    def __init__(self, draw: Callable, features: frozenset[Feature], max_nodes: int):
-        self.draw = draw
+    def __init__(self, draws: Draws, features: frozenset[Feature], max_nodes: int):
+        self.draws = draws
         self.features = features
         self.max_nodes = max_nodes
         self.storage: list[Storage] = []
@@ -102,7 +102,7 @@ class Builder:
 
     # -- storage --------------------------------------------------------------
     def seed(self) -> int:
-        return self.draw(st.integers(0, MAX_SEED))
+        return self.draws.integer(0, MAX_SEED)
 
     def new_storage(self, t: TensorType, kind: StorageKind, *, id_high: int | None = None, readable: bool = True) -> Value:
         """Fresh placeholder or constant of type ``t`` (rank >= 1) with a seeded value."""
@@ -124,13 +124,13 @@ class Builder:
     def fresh(self, t: TensorType, *, id_high: int | None = None) -> Value:
         """A fresh operand: a placeholder, or a constant when the swarm allows."""
         kind = StorageKind.PLACEHOLDER
-        if Feature.CONSTANTS in self.features and self.draw(st.booleans()):
+        if Feature.CONSTANTS in self.features and self.draws.boolean():
             kind = StorageKind.CONSTANT
         return self.new_storage(t, kind, id_high=id_high)
 
     def owned(self, owner: str, state_name: str, t: TensorType) -> str:
         name = f"{owner}.{state_name}"
-        init = Init(seed=self.seed()) if self.draw(st.booleans()) else None
+        init = Init(seed=self.seed()) if self.draws.boolean() else None
         self.storage.append(Storage(name=name, kind=StorageKind.OWNED, dtype=t.dtype, shape=t.shape, init=init, owner=owner))
         return name
 
@@ -143,29 +143,29 @@ class Builder:
         cuts the node loose from earlier ones so that they can be deleted."""
         ok = [v for v in reversed(self.values) if want(v)]
         cands = [v for v in ok if v.storage is None] + [v for v in ok if v.storage is not None]
-        if fresh is not None and (not cands or self.draw(_FRESH)):
+        if fresh is not None and (not cands or self.draws.choice(_FRESH)):
             return fresh()
         if not cands:
             raise NoOperand()
-        return cands[self.draw(st.integers(0, len(cands) - 1))]
+        return cands[self.draws.index(len(cands))]
 
     def activation(self, want: Callable[[Value], bool], make: Callable[[], Value], otherwise: Callable[[], Value]) -> Value:
         """An operand that is, most of the time, a node result (an activation:
         the only values buffer sharing may overwrite) satisfying ``want``,
         most recent first; ``make()`` when there is none. Otherwise (and
         when shrinking: index 0) ``otherwise()``, fresh storage included."""
-        if not self.draw(_ACTIVATION):
+        if not self.draws.choice(_ACTIVATION):
             return otherwise()
         acts = [v for v in reversed(self.values) if v.storage is None and want(v)]
         if not acts:
             return make()
-        return acts[self.draw(st.integers(0, len(acts) - 1))]
+        return acts[self.draws.index(len(acts))]
 
     def shape(self, *, min_rank: int = 1, max_rank: int = MAX_RANK, first: int = 1) -> tuple[int, ...]:
         """A shape; ``first``: the least size of the first axis."""
-        dims = list(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=min_rank, max_size=max_rank)))
+        dims = self.draws.list_of(lambda: self.draws.integer(1, MAX_DIM), min_rank, max_rank)
         if dims and dims[0] < first:
-            dims[0] = self.draw(st.integers(first, MAX_DIM))
+            dims[0] = self.draws.integer(first, MAX_DIM)
         return tuple(dims)
 
     def any_float(self, *, min_rank: int = 0) -> Value:
@@ -203,7 +203,7 @@ class Builder:
         self.nodes.append(node)
         self.users.update(v.ref.name for v in inputs)
         # drawn with the node, not after the whole graph (see _SAVE_SINK)
-        if results and self.draw(_SAVE_SINK):
+        if results and self.draws.choice(_SAVE_SINK):
             self.keep.add(node.name)
         multi = len(results) > 1
         high = _int_bound(kind, inputs)

@@ -17,9 +17,10 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, free
 from refcompiler.verifier import infer_types
 
 from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, MAX_SEED
-from fuzz.strategies.valid import graphs
+from fuzz.strategies.draws import Draws, HypothesisDraws
+from fuzz.strategies.valid import build_graph
 
-__all__ = ["REJECTABLE", "broken", "edit_count", "invalid_graphs"]
+__all__ = ["REJECTABLE", "broken", "break_graph", "edit_count", "invalid_graphs"]
 
 # Invariants ``invalid_graphs`` can break, each with one small edit.
 REJECTABLE = ("G-1", "OWN-1", "OWN-2", "OWN-3", "OWN-4")
@@ -39,9 +40,10 @@ def _invalid(draw: Callable, invariant: str, max_nodes: int) -> Graph:
     # the flavour first: a choice drawn after a whole graph leans towards its
     # first option (Hypothesis replays parts of earlier examples, and a choice
     # that no longer fits becomes the simplest one); each flavour gets its share
-    breaker = draw(st.sampled_from(_BREAKERS[invariant]))
-    graph = draw(graphs(max_nodes=max_nodes))
-    return breaker(_Editor(draw, graph))
+    d = HypothesisDraws(draw)
+    breaker = d.choice(_BREAKERS[invariant])
+    graph = build_graph(d, max_nodes=max_nodes)
+    return breaker(_Editor(d, graph))
 
 
 def edit_count(invariant: str) -> int:
@@ -54,14 +56,19 @@ def broken(draw: Callable, graph: Graph, invariant: str, edit: int) -> Graph:
     """``graph`` (valid) with edit number ``edit`` of ``invariant``: breaks
     exactly that invariant. What the edit adds (shapes, seeds, which existing
     storage it uses) is drawn."""
-    return _BREAKERS[invariant][edit](_Editor(draw, graph))
+    return break_graph(HypothesisDraws(draw), graph, invariant, edit)
+
+
+def break_graph(d: Draws, graph: Graph, invariant: str, edit: int) -> Graph:
+    """``broken``'s graph, its choices made by ``d``."""
+    return _BREAKERS[invariant][edit](_Editor(d, graph))
 
 
 class _Editor:
     """Adds storage and nodes with fresh names to a valid graph."""
 
-    def __init__(self, draw: Callable, graph: Graph):
-        self.draw = draw
+    def __init__(self, draws: Draws, graph: Graph):
+        self.draws = draws
         self.graph = graph
         self.storage = list(graph.storage)
         self.nodes = list(graph.nodes)
@@ -77,10 +84,10 @@ class _Editor:
                 return name
 
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.draw(st.lists(st.integers(1, MAX_DIM), min_size=1, max_size=MAX_RANK)))
+        return tuple(self.draws.list_of(lambda: self.draws.integer(1, MAX_DIM), 1, MAX_RANK))
 
     def storage_of(self, kind: StorageKind, shape: tuple[int, ...], dtype: Dtype = F32, *, owner: str | None = None) -> str:
-        init = Init(seed=self.draw(st.integers(0, MAX_SEED)))
+        init = Init(seed=self.draws.integer(0, MAX_SEED))
         s = Storage(name=self.name({StorageKind.PLACEHOLDER: "bad_p", StorageKind.CONSTANT: "bad_c", StorageKind.OWNED: "bad_o"}[kind]),
                     kind=kind, dtype=dtype, shape=shape, init=init, owner=owner)
         self.storage.append(s)
@@ -94,9 +101,9 @@ class _Editor:
 
     def existing(self, want: Callable[[Storage], bool]) -> Storage | None:
         cands = [s for s in self.storage if want(s)]
-        if not cands or not self.draw(st.booleans()):
+        if not cands or not self.draws.boolean():
             return None
-        return self.draw(st.sampled_from(cands))
+        return self.draws.choice(cands)
 
     def result(self) -> Graph:
         return replace(self.graph, storage=tuple(self.storage), nodes=tuple(self.nodes))
@@ -104,7 +111,7 @@ class _Editor:
 
 def _g1_cycle(e: _Editor) -> Graph:
     a, b = e.name("bad"), e.name("bad")
-    if e.draw(st.booleans()):
+    if e.draws.boolean():
         e.node(OpKind.NEG, [a], name=a)  # reads itself
     else:
         e.node(OpKind.NEG, [b], name=a)
@@ -118,23 +125,23 @@ def _g1_arity(e: _Editor) -> Graph:
 
 
 def _g1_shape(e: _Editor) -> Graph:
-    d = e.draw(st.integers(2, MAX_DIM))
+    d = e.draws.integer(2, MAX_DIM)
     x = e.storage_of(StorageKind.PLACEHOLDER, (d,))
     y = e.storage_of(StorageKind.PLACEHOLDER, (d + 1,))
-    e.node(e.draw(st.sampled_from([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB])), [x, y])
+    e.node(e.draws.choice([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB]), [x, y])
     return e.result()
 
 
 def _g1_dtype(e: _Editor) -> Graph:
     ids = e.storage_of(StorageKind.PLACEHOLDER, e.shape(), I32)
-    e.node(e.draw(st.sampled_from([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM])), [ids])
+    e.node(e.draws.choice([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM]), [ids])
     return e.result()
 
 
 def _g1_attr(e: _Editor) -> Graph:
     x = e.storage_of(StorageKind.PLACEHOLDER, e.shape())
     size = e.storage[-1].size
-    if e.draw(st.booleans()):
+    if e.draws.boolean():
         e.node(OpKind.RESHAPE, [x], attrs={"shape": [size + 1]})
     else:
         e.node(OpKind.ROLL, [x], attrs={"shift": 2})  # roll has no attributes
@@ -153,7 +160,7 @@ def _g1_result_index(e: _Editor) -> Graph:
     producers = [n for n in e.nodes if OPS[n.op].results]
     if not producers:
         return _g1_arity(e)
-    n = e.draw(st.sampled_from(producers))
+    n = e.draws.choice(producers)
     e.node(OpKind.IDENTITY, [Ref(n.name, len(OPS[n.op].results) + 1)])
     return e.result()
 
@@ -166,7 +173,7 @@ def _own1_orphan(e: _Editor) -> Graph:
 def _own1_unlisted(e: _Editor) -> Graph:
     if not e.nodes:
         return _own1_orphan(e)
-    owner = e.draw(st.sampled_from(e.nodes)).name
+    owner = e.draws.choice(e.nodes).name
     e.storage_of(StorageKind.OWNED, e.shape(), owner=owner)
     return e.result()
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hypothesis import strategies as st
-
 from specs import OpKind, TensorType
 
 from refcompiler.graph_passes.dce import has_effect
@@ -17,14 +15,14 @@ from fuzz.strategies.recipes import BINARY, BUILDERS, UNARY, moves_along_first_a
 __all__ = ["build_diamond", "build_chain", "build_outputs", "produced"]
 
 # Whether a diamond's left branch is a view (when reshape is enabled).
-_VIEW = st.sampled_from([False, True, True])
+_VIEW = (False, True, True)
 
 
 def produced(b: Builder, t: TensorType, enabled: list[OpKind]) -> Value:
     """A new activation of type ``t`` (float): an elementwise op of the
     enabled set (``neg`` when none is) on fresh storage."""
     ops = [k for k in UNARY if k in enabled and k is not OpKind.IDENTITY] or [OpKind.NEG]
-    kind = b.draw(st.sampled_from(ops))
+    kind = b.draws.choice(ops)
     b.add_node(kind, [b.fresh(t)])
     return b.values[-1]
 
@@ -47,15 +45,15 @@ def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
         lambda: b.any_float(min_rank=1),
     )
     # a view two times in three: reads through a view are what sharing easily misses
-    view = OpKind.RESHAPE in enabled and b.draw(_VIEW)
-    left_kind = OpKind.RESHAPE if view else b.draw(st.sampled_from(unary))
+    view = OpKind.RESHAPE in enabled and b.draws.choice(_VIEW)
+    left_kind = OpKind.RESHAPE if view else b.draws.choice(unary)
     attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
     left = b.add_node(left_kind, [x], attrs=attrs)
-    right = b.add_node(b.draw(st.sampled_from(unary)), [x])
+    right = b.add_node(b.draws.choice(unary), [x])
     pair = [b.value_of(left.name), b.value_of(right.name)]
-    if b.draw(st.booleans()):
+    if b.draws.boolean():
         pair.reverse()
-    b.add_node(b.draw(st.sampled_from(binary)), pair)
+    b.add_node(b.draws.choice(binary), pair)
 
 
 # Single-input ops a chain may use: elementwise ones run in place; a stencil,
@@ -71,7 +69,7 @@ def build_chain(b: Builder, enabled: list[OpKind]) -> None:
     # a stencil twice as often: it is the op here that must not run in place, and
     # the one a wrong in-place declaration (mutant inplace-stencil) shows on
     ops += [OpKind.ROLL] if OpKind.ROLL in ops else []
-    length = b.draw(st.integers(2, 3))
+    length = b.draws.integer(2, 3)
     if len(b.nodes) + length > b.max_nodes:
         return
     # mostly an activation whose first axis a stencil moves along: the first
@@ -82,7 +80,7 @@ def build_chain(b: Builder, enabled: list[OpKind]) -> None:
         lambda: b.any_float(min_rank=1),
     )
     for _ in range(length):
-        kind = b.draw(st.sampled_from(ops))
+        kind = b.draws.choice(ops)
         if kind in (OpKind.ROLL, OpKind.TRANSPOSE, OpKind.RESHAPE) and x.rank == 0:
             kind = OpKind.NEG
         BUILDERS[kind](_Only(b, x), kind)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hypothesis import strategies as st
-
 from specs import OPS, OpKind, OpSpec, TensorType
 
 from refcompiler.graph import Storage, StorageKind
@@ -26,21 +24,21 @@ def _broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
     to 1, or (where ``shape`` has a 1) widened."""
     if not shape:
         return b.shape()
-    keep = b.draw(st.integers(1, len(shape)))
+    keep = b.draws.integer(1, len(shape))
     out = []
     for d in shape[len(shape) - keep :]:
-        how = b.draw(st.integers(0, 2))
+        how = b.draws.integer(0, 2)
         if how == 1:
             d = 1
         elif how == 2 and d == 1:
-            d = b.draw(st.integers(1, MAX_DIM))
+            d = b.draws.integer(1, MAX_DIM)
         out.append(d)
     return tuple(out)
 
 
 def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
     first = b.any_float()
-    if Feature.BROADCAST in b.features and b.draw(st.booleans()):
+    if Feature.BROADCAST in b.features and b.draws.boolean():
         other = b.pick(
             lambda v: v.is_float and fits(spec, [first.type, v.type]),
             lambda: b.fresh(TensorType(_broadcast_partner(b, first.type.shape), F32)),
@@ -49,7 +47,7 @@ def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
         other = b.pick(lambda v: v.type == first.type, lambda: b.fresh(TensorType(b.shape(), F32)))
     else:
         other = b.of_type(first.type)
-    if b.draw(st.booleans()):
+    if b.draws.boolean():
         first, other = other, first
     return first, other
 
@@ -60,17 +58,17 @@ def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
     still index a table (``builder._int_bound``)."""
 
     def ints(shape: tuple[int, ...]) -> Value:
-        return b.fresh(TensorType(shape, I32), id_high=b.draw(st.integers(1, MAX_DIM)))
+        return b.fresh(TensorType(shape, I32), id_high=b.draws.integer(1, MAX_DIM))
 
     first = b.pick(lambda v: v.type.dtype is I32, lambda: ints(b.shape()))
-    if Feature.BROADCAST in b.features and b.draw(st.booleans()):
+    if Feature.BROADCAST in b.features and b.draws.boolean():
         other = b.pick(
             lambda v: v.type.dtype is I32 and fits(spec, [first.type, v.type]),
             lambda: ints(_broadcast_partner(b, first.type.shape)),
         )
     else:
         other = b.of_type(first.type, id_high=MAX_DIM)
-    if b.draw(st.booleans()):
+    if b.draws.boolean():
         first, other = other, first
     return first, other
 
@@ -78,7 +76,7 @@ def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
 def _build_binary(b: Builder, kind: OpKind) -> None:
     spec = OPS[kind]
     # an op that also takes int32 on both inputs (max) does so one time in two; shrinks to float32
-    if spec.uniform_dtypes and b.draw(st.booleans()):
+    if spec.uniform_dtypes and b.draws.boolean():
         b.add_node(kind, _int_binary_operands(b, spec))
         return
     b.add_node(kind, _binary_operands(b, spec))
@@ -115,14 +113,14 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
 
     def fresh_b() -> Value:
         k = a.type.shape[-1]
-        rank = b.draw(st.integers(1, 3))
+        rank = b.draws.integer(1, 3)
         if rank == 1:
             shape: tuple[int, ...] = (k,)
         elif rank == 2:
-            shape = (k, b.draw(st.integers(1, MAX_DIM)))
+            shape = (k, b.draws.integer(1, MAX_DIM))
         else:
-            batch = a.type.shape[0] if a.rank == 3 else b.draw(st.integers(1, MAX_DIM))
-            shape = (batch, k, b.draw(st.integers(1, MAX_DIM)))
+            batch = a.type.shape[0] if a.rank == 3 else b.draws.integer(1, MAX_DIM)
+            shape = (batch, k, b.draws.integer(1, MAX_DIM))
         return b.fresh(TensorType(shape, F32))
 
     other = b.pick(lambda v: v.is_float and v.rank >= 1 and fits(spec, [a.type, v.type]), fresh_b)
@@ -132,28 +130,28 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
 def _build_transpose(b: Builder, kind: OpKind) -> None:
     x = b.any_value()
     attrs: dict[str, object] = {}
-    if b.draw(st.booleans()):
-        attrs["perm"] = list(b.draw(st.permutations(list(range(x.rank)))))
+    if b.draws.boolean():
+        attrs["perm"] = list(b.draws.permutation(range(x.rank)))
     b.add_node(kind, [x], attrs=attrs)
 
 
 def _build_reduce_sum(b: Builder, kind: OpKind) -> None:
     x = b.any_float()
     attrs: dict[str, object] = {}
-    how = b.draw(st.integers(0, 2)) if x.rank else 0
+    how = b.draws.integer(0, 2) if x.rank else 0
     if how == 1:
-        attrs["axis"] = b.draw(st.integers(-x.rank, x.rank - 1))
+        attrs["axis"] = b.draws.integer(-x.rank, x.rank - 1)
     elif how == 2:
-        attrs["axis"] = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1)))
-    if b.draw(st.booleans()):
-        attrs["keepdims"] = b.draw(st.booleans())
+        attrs["axis"] = sorted(b.draws.subset(x.rank, 1))
+    if b.draws.boolean():
+        attrs["keepdims"] = b.draws.boolean()
     b.add_node(kind, [x], attrs=attrs)
 
 
 def _build_concat(b: Builder, kind: OpKind) -> None:
     first = b.any_value(min_rank=1)
     rank = first.rank
-    axis = b.draw(st.integers(-rank, rank - 1))
+    axis = b.draws.integer(-rank, rank - 1)
     ax = axis % rank
 
     def same_off_axis(v: Value) -> bool:
@@ -165,13 +163,13 @@ def _build_concat(b: Builder, kind: OpKind) -> None:
 
     def fresh_part() -> Value:
         shape = list(first.type.shape)
-        shape[ax] = b.draw(st.integers(1, MAX_DIM))
+        shape[ax] = b.draws.integer(1, MAX_DIM)
         return b.fresh(TensorType(tuple(shape), first.type.dtype), id_high=first.id_high)
 
     parts = [first]
-    for _ in range(b.draw(st.integers(0, 2))):
+    for _ in range(b.draws.integer(0, 2)):
         parts.append(b.pick(same_off_axis, fresh_part))
-    if b.draw(st.booleans()):
+    if b.draws.boolean():
         parts.reverse()
     b.add_node(kind, parts, attrs={"axis": axis})
 
@@ -185,9 +183,9 @@ def _factor_shape(b: Builder, size: int) -> tuple[int, ...]:
             primes.append(p)
             n //= p
         p += 1
-    dims = [1] * b.draw(st.integers(1, MAX_RANK))
+    dims = [1] * b.draws.integer(1, MAX_RANK)
     for p in primes:
-        dims[b.draw(st.integers(0, len(dims) - 1))] *= p
+        dims[b.draws.integer(0, len(dims) - 1)] *= p
     return tuple(dims)
 
 
@@ -204,21 +202,21 @@ def _build_sgd_momentum(b: Builder, kind: OpKind) -> None:
     else:
         g, v = b.of_type(w.type), b.of_type(w.type)
     attrs: dict[str, object] = {}
-    if b.draw(st.booleans()):
-        attrs["lr"] = b.draw(st.sampled_from([0.01, 0.05, 0.5]))
-        attrs["mu"] = b.draw(st.sampled_from([0.9, 0.5, 0.0]))
+    if b.draws.boolean():
+        attrs["lr"] = b.draws.choice([0.01, 0.05, 0.5])
+        attrs["mu"] = b.draws.choice([0.9, 0.5, 0.0])
     b.add_node(kind, [w, g, v], attrs=attrs)
 
 
 def _build_quantization_profile(b: Builder, kind: OpKind) -> None:
     x = b.any_float()
     name = b.node_name(kind)
-    bins = b.draw(st.integers(1, 8))
+    bins = b.draws.integer(1, 8)
     state = (b.owned(name, "minmax", TensorType((2,), F32)), b.owned(name, "hist", TensorType((bins,), F32)))
     attrs: dict[str, object] = {}
-    if b.draw(st.booleans()):
-        lo = b.draw(st.sampled_from([-4.0, -2.0, -1.0, 0.0]))
-        attrs = {"lo": lo, "hi": lo + b.draw(st.sampled_from([1.0, 2.0, 8.0]))}
+    if b.draws.boolean():
+        lo = b.draws.choice([-4.0, -2.0, -1.0, 0.0])
+        attrs = {"lo": lo, "hi": lo + b.draws.choice([1.0, 2.0, 8.0])}
     b.add_node(kind, [x], state=state, attrs=attrs, name=name)
 
 
@@ -226,10 +224,10 @@ def _build_embedding_update(b: Builder, kind: OpKind) -> None:
     name = b.node_name(kind)
     ids = b.pick(
         lambda v: v.type.dtype is I32,
-        lambda: b.fresh(TensorType(b.shape(max_rank=2), I32), id_high=b.draw(st.integers(1, MAX_DIM))),
+        lambda: b.fresh(TensorType(b.shape(max_rank=2), I32), id_high=b.draws.integer(1, MAX_DIM)),
     )
-    rows = (ids.id_high or 1) + b.draw(st.integers(0, 2))
-    cols = b.draw(st.integers(1, 3))
+    rows = (ids.id_high or 1) + b.draws.integer(0, 2)
+    cols = b.draws.integer(1, 3)
     grad = b.of_type(TensorType(ids.type.shape + (cols,), F32))
     table = b.owned(name, "table", TensorType((rows, cols), F32))
     b.add_node(kind, [ids, grad], state=(table,), name=name)
@@ -256,7 +254,7 @@ def save_target(b: Builder, value: Value) -> str:
         )
 
     cands = [s.name for s in reversed(b.storage) if ok(s)] if Feature.READ_SAVE in b.features else []
-    i = b.draw(st.integers(0, len(cands)))
+    i = b.draws.integer(0, len(cands))
     if i < len(cands):
         return cands[i]
     readable = Feature.READ_SAVE in b.features
@@ -264,7 +262,7 @@ def save_target(b: Builder, value: Value) -> str:
 
 
 def _build_save(b: Builder, kind: OpKind) -> None:
-    if Feature.SAVE_CYCLE in b.features and len(b.nodes) + 2 <= b.max_nodes and b.draw(st.booleans()):
+    if Feature.SAVE_CYCLE in b.features and len(b.nodes) + 2 <= b.max_nodes and b.draws.boolean():
         _build_swap(b)
         return
     value = b.pick(lambda v: v.rank >= 1, lambda: b.fresh(TensorType(b.shape(), F32)))

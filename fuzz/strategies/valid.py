@@ -14,10 +14,11 @@ from specs import OPS, OpKind
 from refcompiler.graph import Graph
 
 from fuzz.strategies.builder import Builder, Feature, NoOperand
+from fuzz.strategies.draws import Draws, HypothesisDraws
 from fuzz.strategies.patterns import build_chain, build_diamond, build_outputs
 from fuzz.strategies.recipes import BUILDERS
 
-__all__ = ["graphs"]
+__all__ = ["graphs", "build_graph"]
 
 
 def graphs(
@@ -56,14 +57,14 @@ def graphs(
 # a quarter of the time. One draw instead of one per op and feature: those
 # were 32 of a default example's 72 draws, and a draw is where Hypothesis
 # spends its time.
-_SWARM = st.integers(0, 2**32 - 1)
+_SWARM = 2**32 - 1  # the largest key
 _DROP = 0.5
 _DROP_PATTERN = 0.25
 
 _PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
 
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
-_MORE = st.sampled_from([False] + [True] * 7)
+_MORE = (False,) + (True,) * 7
 
 
 def _swarm(key: int) -> Callable[[float], bool]:
@@ -75,11 +76,18 @@ def _swarm(key: int) -> Callable[[float], bool]:
 
 @st.composite
 def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, ...], min_nodes: int, max_nodes: int, swarm: bool) -> Graph:
+    return build_graph(HypothesisDraws(draw), universe, feats, min_nodes, max_nodes, swarm)
+
+
+def build_graph(d: Draws, universe: tuple[OpKind, ...] = tuple(OPS), feats: tuple[Feature, ...] = tuple(Feature),
+                min_nodes: int = 1, max_nodes: int = 10, swarm: bool = True) -> Graph:
+    """The graph ``graphs()`` draws, its choices made by ``d`` (arguments as
+    ``graphs`` checks them; the defaults are its own)."""
     # Swarm: shrinking (towards seed 0) enables everything and then picks the table's first ops.
-    drop = _swarm(draw(_SWARM) if swarm else 0)
+    drop = _swarm(d.integer(0, _SWARM) if swarm else 0)
     enabled = [k for k in universe if not drop(_DROP)] or list(universe)
     features = frozenset(f for f in feats if not drop(_DROP_PATTERN if f in _PATTERNS else _DROP))
-    b = Builder(draw, features, max_nodes)
+    b = Builder(d, features, max_nodes)
     # a diamond counts as two moves' worth of choice: it is three nodes of structure
     moves: list[OpKind | Feature] = list(enabled)
     for pattern in (Feature.DIAMOND, Feature.CHAIN):
@@ -94,9 +102,9 @@ def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, 
         attempts += 1
         # drawn before every move, the first included, so that shrinking can
         # delete any move the same way (the flag is ignored below min_nodes)
-        if not draw(_MORE) and len(b.nodes) >= min_nodes:
+        if not d.choice(_MORE) and len(b.nodes) >= min_nodes:
             break
-        kind = draw(st.sampled_from(moves))
+        kind = d.choice(moves)
         try:
             if kind is Feature.DIAMOND:
                 build_diamond(b, enabled)

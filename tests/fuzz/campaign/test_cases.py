@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, find, given, settings
-from hypothesis import strategies as st
 
 from refcompiler.errors import InternalError, InvariantViolation
 
@@ -91,13 +90,13 @@ def test_a_chunk_spreads_its_invalid_cases_over_the_invariants_and_edits(monkeyp
     # Hypothesis copies parts of earlier examples into new ones: an edit drawn
     # as a choice of its own came up 7 times in one chunk of 50 with 3 others
     made: dict[str, tuple[str, int]] = {}
-    real = cases_module.broken
+    real = cases_module.break_graph
 
-    def spy(graph, invariant, edit):  # type: ignore[no-untyped-def]
+    def spy(d, graph, invariant, edit):  # type: ignore[no-untyped-def]
         made.setdefault(json.dumps(graph_to_doc(graph), sort_keys=True), (invariant, edit))
-        return real(graph, invariant, edit)
+        return real(d, graph, invariant, edit)
 
-    monkeypatch.setattr(cases_module, "broken", spy)
+    monkeypatch.setattr(cases_module, "break_graph", spy)
     config = CampaignConfig(budget=None, max_cases=150, invalid_share=0.5, max_nodes=6)
     for index in range(3):
         run_chunk(Chunk(index, chunk_seed(7, index), 50, config))
@@ -108,12 +107,11 @@ def test_a_chunk_spreads_its_invalid_cases_over_the_invariants_and_edits(monkeyp
 
 
 def test_an_error_of_the_generator_itself_is_an_internal_error_not_a_finding(monkeypatch):
-    @st.composite
-    def broken_generator(draw, max_nodes):  # type: ignore[no-untyped-def]
-        draw(st.integers(0, 3))
+    def broken_generator(d, max_nodes):  # type: ignore[no-untyped-def]
+        d.integer(0, 3)
         raise InvariantViolation("G-1", "the generator built an ill-typed graph")
 
-    monkeypatch.setattr(cases_module, "graphs", broken_generator)
+    monkeypatch.setattr(cases_module, "build_graph", broken_generator)
     with pytest.raises(InternalError, match="case generator or oracle: InvariantViolation: G-1"):
         run_chunk(Chunk(0, chunk_seed(0, 0), 5, CampaignConfig(budget=None, max_cases=5)))
 

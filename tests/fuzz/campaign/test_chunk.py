@@ -1,0 +1,64 @@
+"""A chunk checks cases drawn at random, each once; Hypothesis shrinks its
+first new failure from that case's recorded choices; a failure whose
+replay does not reproduce still reaches the reducer."""
+
+from __future__ import annotations
+
+from specs import OpKind
+
+from fuzz.campaign import chunk as chunk_module
+from fuzz.campaign.cases import chunk_seed, random_case
+from fuzz.campaign.chunk import Chunk, _ChunkRun, run_chunk
+from fuzz.campaign.config import CampaignConfig
+from fuzz.case import PASS
+from fuzz.strategies import graphs
+from fuzz.shrink import graph_size
+
+MUTANT = CampaignConfig(budget=None, max_cases=50, out=None, mutant="alloc-early-free", reduce_attempts=20)
+
+
+def _spied_run(task: Chunk, monkeypatch):  # type: ignore[no-untyped-def]
+    """Run ``task``, recording every case its body sees, in order."""
+    seen: list = []
+    real = _ChunkRun.body
+
+    def body(self, case):  # type: ignore[no-untyped-def]
+        seen.append(case)
+        return real(self, case)
+
+    monkeypatch.setattr(_ChunkRun, "body", body)
+    run = _ChunkRun(task)
+    return run, run.run(), seen
+
+
+def test_a_chunk_checks_its_cases_in_order_and_counts_each_once():
+    config = CampaignConfig(budget=None, max_cases=12, out=None)
+    task = Chunk(0, chunk_seed(4, 0), 12, config)
+    result = run_chunk(task)
+    assert result.cases == len({repr(random_case(config, task.seed, k)[0]) for k in range(12)}) == 12
+    assert result.schedules > 0 and dict(result.seconds_by_stage)["generate"] > 0
+
+
+def test_hypothesis_shrinks_the_first_new_failure_from_its_own_choices(monkeypatch):
+    task = Chunk(0, chunk_seed(3, 0), 50, MUTANT)
+    run, result, seen = _spied_run(task, monkeypatch)
+    assert result.found
+    generated = [random_case(MUTANT, task.seed, k)[0] for k in range(result.cases)]
+    failing = generated[-1]
+    assert seen[: result.cases] == generated
+    assert seen[result.cases] == failing  # Hypothesis's first example: the failing case replayed
+    assert run.state.shrink_calls > 0
+    best = run.state.best.graph
+    assert graph_size(best) < graph_size(failing[0])
+
+
+def test_a_failure_whose_replay_does_not_reproduce_is_kept_for_the_reducer(monkeypatch):
+    # Hypothesis shrinks through a strategy that gives something else (graphs of one
+    # dead neg, which pass): the failing case stays the best, and is reduced
+    other = graphs(ops=[OpKind.NEG], max_nodes=2).map(lambda g: (g, PASS, 0))
+    monkeypatch.setattr(chunk_module, "fuzz_cases", lambda config: other)
+    task = Chunk(0, chunk_seed(3, 0), 50, MUTANT)
+    run, result, seen = _spied_run(task, monkeypatch)
+    failing = random_case(MUTANT, task.seed, result.cases - 1)[0]
+    assert seen[result.cases - 1] == failing and all(case[0].nodes[0].op is OpKind.NEG for case in seen[result.cases :])
+    assert run.state.best.graph == failing[0] and len(result.found) == 1 and result.found[0].reproduces
