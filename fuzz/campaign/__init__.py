@@ -1,9 +1,10 @@
 """The campaign runner (DESIGN §8): generate cases, check them, shrink and
 deduplicate failures, write a summary, JUnit XML and corpus cases.
 
-Work is cut into *chunks* (``chunk``): one Hypothesis run each, in a worker,
-drawing cases from ``cases.fuzz_cases`` and checking them with the oracle
-chain; a chunk's new failure is shrunk and stored (``failure``). Every seed
+Work is cut into *chunks* (``chunk``), each in a worker, drawing cases at
+random (``cases.random_case``) and checking them with the oracle chain; a
+chunk's new failure is shrunk (Hypothesis, from the case's recorded choices,
+then the graph reducer) and stored (``failure``). Every seed
 derives from the campaign seed and the chunk index, and a count-bounded
 campaign (``max_cases``) makes no decision based on time, so one worker and
 one seed give one summary (timings aside). ``runner`` is the one loop over

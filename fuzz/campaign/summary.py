@@ -75,7 +75,7 @@ class Summary:
 
     def time_shares(self) -> dict[str, dict[str, float]]:
         """Where the chunks' time went, most first: per oracle stage (its name),
-        deriving schedules, generating (Hypothesis and the graph generator) and
+        deriving schedules, generating (the case generator, and Hypothesis's shrinking) and
         reducing failures; each with its seconds (summed over workers) and its
         share of the total."""
         total = max(sum(self.seconds_by_stage.values()), 1e-9)
