@@ -112,9 +112,17 @@ def call_untrusted(fn: Callable[..., object], what: str, *args: object) -> objec
     try:
         with _guarded(what):
             return fn(*args)
-    except (RefCompilerError, KeyboardInterrupt):
+    except (RefCompilerError, KeyboardInterrupt, GeneratorExit):
         raise
     except SystemExit as e:  # a user's sys.exit must not end refc (or a campaign)
         raise ExecutionError(f"{what} called sys.exit({e.code!r})") from None
     except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
+        if _refcs_own(e):  # a deadline refc raised into the call (a case's time limit) goes on up
+            raise
         raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}") from None
+
+
+def _refcs_own(e: BaseException) -> bool:
+    """Whether ``e`` is one of refc's own control-flow exceptions (``BaseException``
+    subclasses such as a campaign's ``CaseTimeout``), not the user's."""
+    return not isinstance(e, Exception) and type(e).__module__.partition(".")[0] in ("refcompiler", "fuzz", "refc")
