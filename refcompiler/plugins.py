@@ -35,6 +35,8 @@ def load_attribute(spec: str, what: str) -> object:
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # BaseException too: a user's module is not refc's bug
+        if _refcs_own(e):  # a case's time limit that fired during a slow import goes on up
+            raise
         raise UsageError(f"{what} {spec!r}: importing module {module_name!r} raised {type(e).__name__}: {_short(e)}") from None
     try:
         return getattr(module, attribute)

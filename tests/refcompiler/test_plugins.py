@@ -96,3 +96,12 @@ def test_a_module_that_raises_a_base_exception_or_os_exit_on_import_is_a_usage_e
                           ("getattr_bad:f", "looking up 'f' raised RuntimeError: lazy")):
         with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
             load_attribute(spec, "scheduler")
+
+
+def test_a_deadline_of_refcs_own_during_an_import_passes_through(tmp_path, monkeypatch):
+    from fuzz.time_limit import CaseTimeout
+
+    (tmp_path / "slow_import_bad.py").write_text("from fuzz.time_limit import CaseTimeout\nraise CaseTimeout(1.0)\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseTimeout):
+        load_attribute("slow_import_bad:f", "scheduler")
