@@ -18,6 +18,7 @@ from specs import INVARIANTS, Level
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, Init, Storage, StorageKind, initial_value
 from refcompiler.graph_json import graph_from_doc, graph_to_doc
+from refcompiler.limits import shown
 
 __all__ = [
     "ExpectKind",
@@ -31,6 +32,10 @@ __all__ = [
     "case_to_doc",
     "case_inputs",
 ]
+
+# A case's pipeline is data: its length is bounded, as a file's every resource is
+# (O2 has 6 passes; a pipeline of thousands is a mistake or an attack).
+MAX_PIPELINE_ITEMS = 64
 
 CASE_FIELDS = ("expect", "schedule", "pipeline", "inputs", "found_by", "mutant",
                "scheduler", "scheduler_seed", "scheduler_order", "versions", "command", "target")
@@ -125,6 +130,8 @@ def case_from_doc(doc: Any, *, path: str | None = None) -> Case:
     pipeline = meta.get("pipeline", "O2")
     if not isinstance(pipeline, str) or not pipeline.strip():
         raise MalformedInput("expected a pipeline name such as \"O2\"", path=path, field="pipeline")
+    if pipeline.count(",") >= MAX_PIPELINE_ITEMS:
+        raise MalformedInput(f"{pipeline.count(',') + 1} passes; a case's pipeline lists at most {MAX_PIPELINE_ITEMS}", path=path, field="pipeline")
     schedule = meta.get("schedule")
     if schedule is not None:
         if not isinstance(schedule, list) or not all(isinstance(n, str) for n in schedule):
@@ -198,11 +205,12 @@ def _inputs(graph: Graph, doc: Any, path: str | None) -> tuple[tuple[str, Init],
         raise MalformedInput("expected an object {storage name: value or {seed}}", path=path, field="inputs")
     out = []
     for name, value in doc.items():
-        where = f"inputs.{name}"
         s = graph.storage_by_name.get(name)
+        # a key with control characters or escapes is shown escaped, never printed
+        where = f"inputs.{name}" if name.isascii() and name.isprintable() and len(name) <= 128 else f"inputs[{shown(name)}]"
         if s is None or s.kind is StorageKind.CONSTANT:
             what = "a constant (fixed at compile time)" if s is not None else "no storage"
-            raise MalformedInput(f"'{name}' names {what}; inputs bind placeholders and owned variables", path=path, field=where)
+            raise MalformedInput(f"{shown(name)} names {what}; inputs bind placeholders and owned variables", path=path, field=where)
         # The storage parser checks seeds, bounds and nested values; reuse it.
         probe = {"format": "refc-graph/1", "nodes": [], "storage": [
             {"name": "v", "kind": "placeholder", "dtype": s.dtype.value, "shape": list(s.shape), "init": value}]}

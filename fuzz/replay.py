@@ -23,8 +23,10 @@ from typing import Sequence
 
 from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
+from refcompiler.limits import shown
 from refcompiler.mutants import CATALOG
 from refcompiler.passes import resolve_pipeline
+from refcompiler.schedulers import SCHEDULERS
 from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
@@ -87,6 +89,9 @@ def case_problem(case: Case) -> str | None:
         return f"target: unknown target {case.target.spec!r} (built in: {', '.join(sorted(BUILTIN))})"
     if case.mutant is not None and case.mutant not in CATALOG:
         return f"mutant: unknown mutant {case.mutant!r} (known: {', '.join(CATALOG)})"
+    scheduler = getattr(case, "scheduler", None)
+    if isinstance(scheduler, str) and ":" not in scheduler and scheduler not in SCHEDULERS:
+        return f"scheduler: unknown scheduler {shown(scheduler)} (known: {', '.join(SCHEDULERS)}; or module:attribute)"
     if case.schedule is not None:
         return _schedule_problem(case)
     return None
@@ -95,13 +100,18 @@ def case_problem(case: Case) -> str | None:
 def order_problem(graph: Graph, order: Sequence[str]) -> str | None:
     """Why ``order`` is not a permutation of ``graph``'s nodes (SCH-1), or ``None``."""
     nodes = [n.name for n in graph.nodes]
+    known, given = set(nodes), set(order)  # sets: an order as long as the graph is checked in linear time
     dup = [n for n, k in Counter(order).items() if k > 1]
-    missing = [n for n in nodes if n not in order]
-    unknown = [n for n in order if n not in nodes]
+    missing = [n for n in nodes if n not in given]
+    unknown = [n for n in order if n not in known]
     for what, names in (("names no node", unknown), ("names a node twice", dup), ("misses", missing)):
         if names:
-            return f"{what}: {', '.join(map(repr, names))}"
+            more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+            return f"{what}: {', '.join(shown(n) for n in names[:_SHOWN])}{more}"
     return None
+
+
+_SHOWN = 8  # names listed in a message about an order; the rest are counted
 
 
 def _schedule_problem(case: Case) -> str | None:

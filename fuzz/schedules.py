@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from refcompiler.deps import check_schedule, dependency_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.graph import Graph
-from refcompiler.schedulers import resolve_scheduler
+from refcompiler.schedulers import order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 
@@ -116,11 +116,9 @@ def _seeds_by_order(spec: str, seeds: list[int], graph: Graph, deps: nx.DiGraph)
     rejected: list[int] = []
     for s in seeds:
         try:
-            order = pick(graph, deps.copy(), s)
-            key = tuple(order)  # type: ignore[call-overload]
-            if not all(isinstance(n, str) for n in key):
-                raise TypeError("not a list of node names")
-        except (Exception, SystemExit):  # the user's error, reported when compiled; a CaseTimeout passes
+            # guarded as the compiler's call is: copies of graph and deps, no os._exit, no stdout
+            key = order_names(run_scheduler(pick, graph, deps, s))
+        except RefCompilerError:  # the user's error, reported when compiled; a CaseTimeout passes
             return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
         if key in first:
             continue

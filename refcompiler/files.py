@@ -10,6 +10,8 @@ import errno
 import fcntl
 import json
 import os
+import select
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
@@ -17,23 +19,43 @@ from typing import Any, BinaryIO, Callable, Iterator
 from refcompiler import limits
 from refcompiler.errors import MalformedInput
 
-__all__ = ["read_json", "write_atomic", "write_json_atomic", "check_writable_dir", "check_writable_file", "locked_dir"]
+__all__ = ["read_json", "read_bounded", "FIFO_SECONDS", "write_atomic", "write_json_atomic", "check_writable_dir", "check_writable_file", "locked_dir"]
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file; any failure is a ``MalformedInput`` naming the file.
-    At most ``REFC_MAX_FILE_BYTES`` are read (``/dev/zero`` ends at once)."""
+FIFO_SECONDS = 30.0  # the longest refc waits for a writer to a named pipe it reads
+
+
+def read_bounded(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a file, at most ``REFC_MAX_FILE_BYTES`` (more: ``LimitExceeded``,
+    so ``/dev/zero`` ends at once); a named pipe no one writes to within
+    ``FIFO_SECONDS`` is a ``MalformedInput`` (a pipe from a shell works).
+    Any failure to read is a ``MalformedInput`` naming the file."""
     p = str(path)
     bound = limits.value("file_bytes")
     try:
-        with open(p, "rb") as f:
+        # non-blocking open: a FIFO with no writer would block ``open`` for ever
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and not select.select([fd], [], [], FIFO_SECONDS)[0]:
+                raise MalformedInput(f"a named pipe no one wrote to within {FIFO_SECONDS:.0f} s", path=p)
+            os.set_blocking(fd, True)
             data = f.read(bound + 1)
-        if len(data) > bound:
-            raise limits.over("file_bytes", p)
-        text = data.decode("utf-8")
     except FileNotFoundError:
         raise MalformedInput("no such file", path=p) from None
-    except (OSError, UnicodeDecodeError) as e:
+    except OSError as e:
+        raise MalformedInput(f"cannot read: {e.strerror or e}", path=p) from None
+    if len(data) > bound:
+        raise limits.over("file_bytes", p)
+    return data
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a JSON file (``read_bounded``); any failure is a ``MalformedInput`` naming the file."""
+    p = str(path)
+    data = read_bounded(p)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
         raise MalformedInput(f"cannot read: {e}", path=p) from None
     if not text.strip():
         raise MalformedInput("the file is empty", path=p)

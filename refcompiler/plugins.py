@@ -3,10 +3,12 @@ and calling it as untrusted code."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
-from typing import Callable
+import threading
+from typing import Callable, Iterator
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 
@@ -20,24 +22,70 @@ def load_attribute(spec: str, what: str) -> object:
     if not sep or not module_name or not attribute:
         raise UsageError(f"{what} {spec!r}: expected module:attribute")
     try:
-        module = _import(module_name)
+        with _guarded(f"{what} {spec!r}: importing module {module_name!r}"):
+            module = _import(module_name)
+    except RefCompilerError as e:
+        raise UsageError(str(e)) from None
     except ImportError as e:
         raise UsageError(f"{what} {spec!r}: cannot import module {module_name!r} ({e})") from None
     except SyntaxError as e:
         raise UsageError(f"{what} {spec!r}: module {module_name!r} has a syntax error ({e.filename}:{e.lineno}: {e.msg})") from None
     except SystemExit as e:
         raise UsageError(f"{what} {spec!r}: module {module_name!r} called sys.exit({e.code!r}) while being imported") from None
-    except Exception as e:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # BaseException too: a user's module is not refc's bug
+        if _refcs_own(e):  # a case's time limit that fired during a slow import goes on up
+            raise
         raise UsageError(f"{what} {spec!r}: importing module {module_name!r} raised {type(e).__name__}: {_short(e)}") from None
     try:
         return getattr(module, attribute)
     except AttributeError:
         raise UsageError(f"{what} {spec!r}: module {module_name!r} has no attribute {attribute!r}") from None
+    except Exception as e:  # a module ``__getattr__`` of the user's that raises
+        raise UsageError(f"{what} {spec!r}: looking up {attribute!r} raised {type(e).__name__}: {_short(e)}") from None
 
 
 def _short(e: BaseException) -> str:
-    text = " ".join(str(e).split())
+    """``e``'s message on one line, cut short; a message that cannot be made
+    (a user's ``__str__`` that raises) is said so."""
+    try:
+        text = " ".join(str(e).split())
+    except Exception:
+        return "(its message could not be read)"
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+class _Exited(BaseException):
+    """Raised in place of ``os._exit`` while a user's code runs."""
+
+    def __init__(self, code: object):
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def _guarded(what: str) -> Iterator[None]:
+    """Run a block of a user's code: what it prints goes to stderr (stdout may
+    carry refc's own output, e.g. ``refc run --out -``), and ``os._exit``
+    raises instead of ending refc with no word; only in the thread that runs it
+    (another thread's ``os._exit``, or a child's the code forked, is untouched)."""
+    caller = threading.get_ident(), os.getpid()
+    real_exit = os._exit
+
+    def refused_exit(code: int) -> None:
+        if (threading.get_ident(), os.getpid()) != caller:
+            real_exit(code)
+        raise _Exited(code)
+
+    os._exit = refused_exit  # type: ignore[assignment]
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except _Exited as e:
+        raise ExecutionError(f"{what} called os._exit({e.code!r})") from None
+    finally:
+        os._exit = real_exit
 
 
 def _import(module_name: str) -> object:
@@ -64,10 +112,19 @@ def call_untrusted(fn: Callable[..., object], what: str, *args: object) -> objec
     a finding about it (``ExecutionError``, exit 1), not a bug in refc; a
     ``RefCompilerError`` passes through as it is."""
     try:
-        return fn(*args)
-    except RefCompilerError:
+        with _guarded(what):
+            return fn(*args)
+    except (RefCompilerError, KeyboardInterrupt, GeneratorExit):
         raise
     except SystemExit as e:  # a user's sys.exit must not end refc (or a campaign)
         raise ExecutionError(f"{what} called sys.exit({e.code!r})") from None
-    except Exception as e:
+    except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
+        if _refcs_own(e):  # a deadline refc raised into the call (a case's time limit) goes on up
+            raise
         raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}") from None
+
+
+def _refcs_own(e: BaseException) -> bool:
+    """Whether ``e`` is one of refc's own control-flow exceptions (``BaseException``
+    subclasses such as a campaign's ``CaseTimeout``), not the user's."""
+    return not isinstance(e, Exception) and type(e).__module__.partition(".")[0] in ("refcompiler", "fuzz", "refc")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import zipfile
 from typing import BinaryIO, Mapping
 
@@ -48,7 +50,11 @@ def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str 
 def load_npz(path: str) -> dict[str, np.ndarray]:
     """The named arrays of an ``.npz`` archive; anything else is a ``MalformedInput``."""
     try:
-        with open(path, "rb") as f:
+        # non-blocking: a named pipe with no writer must not block ``open``
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                # a zip is read from its end: a pipe, a device or a directory is none
+                raise MalformedInput("not a regular file (an .npz archive is read from its end, so a pipe or device will not do)", path=path)
             magic = f.read(len(np.lib.format.MAGIC_PREFIX))
     except FileNotFoundError:
         raise MalformedInput("no such file", path=path) from None

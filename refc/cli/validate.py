@@ -21,7 +21,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, positive_seconds, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, out_file, positive_seconds, whole_number
 from refcompiler.driver import compile_graph
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
@@ -55,6 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out is not None:
+        out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
     graph = load(args)
     if args.all_schedules and args.order is not None:
         raise UsageError("--order and --all-schedules exclude each other")

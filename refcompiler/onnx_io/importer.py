@@ -25,6 +25,7 @@ from onnx import ModelProto, TensorProto, numpy_helper
 from specs import TensorType
 
 from refcompiler.errors import MalformedInput
+from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
@@ -50,15 +51,10 @@ class Imported:
 def load_model(path: str | os.PathLike[str]) -> ModelProto:
     """Read and check a model file; any failure is a one-line ``MalformedInput``."""
     p = str(path)
-    try:
-        size = Path(p).stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise MalformedInput(f"{size} bytes is more than refc reads ({MAX_FILE_BYTES})", path=p)
-        data = Path(p).read_bytes()
-    except FileNotFoundError:
-        raise MalformedInput("no such file", path=p) from None
-    except OSError as e:
-        raise MalformedInput(f"cannot read: {e.strerror or e}", path=p) from None
+    # bounded while reading, not by ``stat``: ``/dev/zero`` or a pipe has no size
+    data = read_bounded(p)
+    if len(data) > MAX_FILE_BYTES:
+        raise MalformedInput(f"{len(data)} bytes is more than refc reads ({MAX_FILE_BYTES})", path=p)
     if not data:
         raise MalformedInput("the file is empty", path=p)
     model = ModelProto()

@@ -19,10 +19,10 @@ import importlib
 import inspect
 from typing import Callable, Sequence
 
-from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
+from refcompiler.errors import UsageError
 from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
-from refcompiler.plugins import load_attribute
+from refcompiler.plugins import call_untrusted, load_attribute
 
 __all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline"]
 
@@ -97,14 +97,17 @@ def _takes_no_arguments(fn: Callable[..., object]) -> bool:
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
-def _from_object(value: object, origin: str) -> list[tuple[str, Pass]]:
+def _from_object(value: object, origin: str, *, made: bool = False) -> list[tuple[str, Pass]]:
     """A user's pipeline object: a string, a list of passes or names, a single
-    pass, or a function of no arguments returning one of those."""
+    pass, or a function of no arguments returning one of those (``made``: what
+    such a function returned, which may not be another such function)."""
     if isinstance(value, str):
         return resolve_pipeline(value)
     if callable(value):
         if _takes_no_arguments(value):
-            return _from_object(value(), origin)
+            if made:
+                raise UsageError(f"pipeline {origin}: its function returned another function of no arguments, not passes")
+            return _from_object(call_untrusted(value, f"pipeline {origin}"), origin, made=True)
         return [_element(value, origin)]
     if isinstance(value, (list, tuple)):
         return [_element(v, origin) for v in value]
@@ -161,12 +164,7 @@ def _apply(name: str, run: Pass, program: Program) -> object:
     not a bug in refc. The built-in passes are trusted to raise only refc errors."""
     if run in PASSES.values():
         return run(program)
-    try:
-        return run(program)
-    except RefCompilerError:
-        raise
-    except Exception as e:
-        raise ExecutionError(f"pass {name} raised {type(e).__name__}: {e}") from None
+    return call_untrusted(run, f"pass {name}", program)
 
 
 def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:

@@ -32,7 +32,7 @@ def have_dot() -> bool:
 def render(dot_text: str, form: PictureFormat) -> bytes:
     """``dot_text`` as ``form``: the text itself for DOT, else the output of
     ``dot -Tsvg``/``-Tpng``. Raises ``UsageError`` (exit 2) when ``dot`` is not
-    installed or runs past ``DOT_SECONDS``; ``InternalError`` when it rejects the
+    installed, runs past ``DOT_SECONDS`` or crashes; ``InternalError`` when it rejects the
     text (the DOT writers' bug, not the user's)."""
     if form is PictureFormat.DOT:
         return dot_text.encode()
@@ -45,6 +45,8 @@ def render(dot_text: str, form: PictureFormat) -> bytes:
         )
     except subprocess.TimeoutExpired:
         raise UsageError(f"Graphviz's dot took longer than {DOT_SECONDS:.0f} s to lay out the picture; try --format dot") from None
+    if done.returncode < 0:  # dot itself crashed (a segfault on a huge layout): not refc's DOT text
+        raise UsageError(f"Graphviz's dot crashed (signal {-done.returncode}) laying out the picture ({len(dot_text)} characters of DOT); try --format dot")
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise InternalError(f"dot -T{form.value} rejected refc's DOT text: {message[0] if message else done.returncode}")

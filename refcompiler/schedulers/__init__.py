@@ -11,12 +11,14 @@ every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import networkx as nx
 
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
+from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.schedulers.memory import memory_schedule
@@ -62,15 +64,27 @@ def run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, se
         return pick(graph, deps, seed)
     qualname = getattr(pick, "__qualname__", None)
     name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
-    # a copy: the order is checked against ``deps``, which a user's code must not edit
-    return call_untrusted(pick, f"the scheduler {name}", graph, deps.copy(), seed)
+    # copies: the order is checked against ``deps`` and compiled from ``graph``,
+    # which a user's code must not edit (the graph's nodes and storage are
+    # frozen; what it can change is the graph object and its cached tables)
+    return call_untrusted(pick, f"the scheduler {name}", dataclasses.replace(graph), deps.copy(), seed)
 
 
 def order_names(order: object) -> tuple[str, ...]:
     """A schedule as a tuple of node names; SCH-1 if it is not a list or tuple of strings."""
     if not isinstance(order, (list, tuple)):
-        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {order!r:.80}")
+        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {_shown(order)}")
     bad = [x for x in order if not isinstance(x, str)]
     if bad:
-        raise InvariantViolation("SCH-1", f"a schedule lists node names; got {bad[0]!r}")
-    return tuple(order)  # type: ignore[arg-type]
+        raise InvariantViolation("SCH-1", f"a schedule lists node names; got {type(bad[0]).__name__} {_shown(bad[0])}")
+    # plain strings: a subclass of str (numpy.str_, or a user's with its own
+    # hash or equality) is copied, so that what is checked is what is compiled
+    return tuple(str.__str__(x) for x in order)
+
+
+def _shown(value: object) -> str:
+    """A user's value for a one-line message; its ``repr`` may raise or span lines."""
+    try:
+        return shown(value, 80).replace("\n", " ")
+    except Exception:
+        return "(which cannot be shown)"

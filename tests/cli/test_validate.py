@@ -95,3 +95,8 @@ def test_a_missing_graph_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path:
 def test_the_number_of_terms_is_bounded(capsys: pytest.CaptureFixture[str]):
     code, _, err = refc(capsys, "validate", EXAMPLE, "--max-terms", "50")
     assert code == 2 and "more than 50 terms" in err and "--max-terms" in err
+
+
+def test_an_out_that_cannot_be_written_is_exit_2_before_any_work(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    code, out, err = refc(capsys, "validate", EXAMPLE, "--out", str(tmp_path))
+    assert code == 2 and out == "" and f"cannot write {tmp_path}" in err

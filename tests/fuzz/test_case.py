@@ -58,3 +58,23 @@ def test_a_target_record_round_trips_and_a_malformed_one_is_named():
         with pytest.raises(MalformedInput) as e:
             case_from_doc(doc, path="c.json")
         assert f"c.json: {where}" in str(e.value), str(e.value)
+
+
+def test_an_inputs_key_with_control_characters_is_shown_escaped():
+    doc = case_to_doc(Case(_graph()))
+    doc["inputs"] = {"x\x1b[31m\n": {"seed": 1}}
+    with pytest.raises(MalformedInput) as e:
+        case_from_doc(doc, path="c.json")
+    message = str(e.value)
+    assert "\x1b" not in message and "\n" not in message and "'x\\x1b[31m\\n' names no storage" in message
+
+
+def test_a_case_pipeline_of_more_passes_than_the_bound_is_malformed():
+    from fuzz.case import MAX_PIPELINE_ITEMS
+
+    doc = case_to_doc(Case(_graph()))
+    doc["pipeline"] = ",".join(["share_buffers"] * MAX_PIPELINE_ITEMS)
+    assert case_from_doc(doc).pipeline == doc["pipeline"]
+    doc["pipeline"] = ",".join(["share_buffers"] * 100_000)
+    with pytest.raises(MalformedInput, match=f"c.json: pipeline: 100000 passes; a case's pipeline lists at most {MAX_PIPELINE_ITEMS}"):
+        case_from_doc(doc, path="c.json")

@@ -70,6 +70,8 @@ NODES = [n["name"] for n in SGD["nodes"]]
         ({"schedule": NODES[1:]}, f"schedule: misses: '{NODES[0]}'"),
         ({"schedule": NODES + NODES[:1]}, f"schedule: names a node twice: '{NODES[0]}'"),
         ({"schedule": NODES + ["nope"]}, "schedule: names no node: 'nope'"),
+        ({"scheduler": "no-such-scheduler"}, "scheduler: unknown scheduler 'no-such-scheduler'"),
+        ({"schedule": NODES + ["x\x1b[2J"] * 20}, "schedule: names no node: 'x\\x1b[2J', "),
     ],
 )
 def test_a_case_that_cannot_be_checked_is_malformed(fields, message):
@@ -94,3 +96,13 @@ def test_the_exit_code_reflects_every_case():
     assert exit_code(Counter({Verdict.OK: 3, Verdict.REGRESSED: 1})) == 1
     assert exit_code(Counter({Verdict.REGRESSED: 1, Verdict.NEEDS_PLUGIN: 1})) == 2
     assert exit_code(Counter({Verdict.MALFORMED: 1})) == 2
+
+
+def test_a_long_wrong_schedule_is_one_short_line():
+    import time
+
+    many = [f"n{i}" for i in range(60_000)]
+    start = time.monotonic()
+    out = judge(_case(schedule=many))
+    assert time.monotonic() - start < 10
+    assert out.verdict is Verdict.MALFORMED and out.detail.endswith("and 59992 more") and len(out.detail) < 200

@@ -171,3 +171,27 @@ def test_a_users_scheduler_that_raises_keeps_that_seed_first(monkeypatch):
     monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: broken)
     seeds = [c.seed for c in fs.scheduler_choices("mine:schedule", 7, graph, dependency_graph(graph))]
     assert len(seeds) == 2 and seeds[1] == 7 and seeds[0] != 7
+
+
+def test_a_user_scheduler_that_calls_os_exit_or_prints_is_called_guarded(tmp_path, monkeypatch, capsys):
+    from fuzz.schedules import scheduler_choices
+
+    (tmp_path / "h5_exiting_sched.py").write_text(
+        "import os\ncalls = []\ndef schedule(graph, deps, seed):\n    calls.append(seed)\n    print('chatty')\n    os._exit(3)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = scheduled_graph(load_graph(Path(__file__).resolve().parents[2] / "examples" / "sgd_momentum.json"))
+    choices = scheduler_choices("h5_exiting_sched:schedule", 0, graph, dependency_graph(graph))
+    assert len(choices) == 1  # the first call failed: its seed is kept, for the compile stage to report
+    out, err = capsys.readouterr()
+    assert "chatty" not in out and "chatty" in err
+
+
+def test_a_deadline_of_refcs_own_passes_through_a_users_call():
+    from fuzz.time_limit import CaseTimeout
+    from refcompiler.plugins import call_untrusted
+
+    def slow() -> None:
+        raise CaseTimeout(1.0)
+
+    with pytest.raises(CaseTimeout):
+        call_untrusted(slow, "the scheduler mine")

@@ -85,3 +85,43 @@ def test_the_lock_file_is_not_a_planted_link(tmp_path):
         with locked_dir(tmp_path):
             pass
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_named_pipe_no_one_writes_to_is_malformed_after_a_bounded_wait(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from refcompiler import files
+    from refcompiler.errors import MalformedInput
+
+    fifo = tmp_path / "g.json"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(files, "FIFO_SECONDS", 0.5)
+    start = time.monotonic()
+    with pytest.raises(MalformedInput, match="g.json: a named pipe no one wrote to within"):
+        files.read_json(fifo)
+    assert time.monotonic() - start < 10
+
+
+def test_a_named_pipe_with_a_writer_is_read(tmp_path):
+    import os
+    import threading
+
+    from refcompiler.files import read_json
+
+    fifo = tmp_path / "g.json"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text('{"a": 1}'))
+    writer.start()
+    assert read_json(fifo) == {"a": 1}
+    writer.join()
+
+
+def test_a_directory_or_an_endless_device_is_malformed_not_a_hang(tmp_path):
+    from refcompiler.errors import LimitExceeded, MalformedInput
+    from refcompiler.files import read_bounded
+
+    with pytest.raises(MalformedInput, match="cannot read: Is a directory"):
+        read_bounded(tmp_path)
+    with pytest.raises(LimitExceeded, match="REFC_MAX_FILE_BYTES"):
+        read_bounded("/dev/zero")

@@ -54,3 +54,54 @@ def test_refc_works_from_a_directory_holding_its_own_module_names(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "shadowed" not in done.stderr
+
+
+def test_os_exit_in_a_call_is_an_execution_error_and_refc_goes_on():
+    import os
+
+    with pytest.raises(ExecutionError, match=r"pass mine called os._exit\(3\)"):
+        call_untrusted(lambda: os._exit(3), "pass mine")
+    assert os._exit.__name__ == "_exit"  # the real one is back
+
+
+def test_any_exception_in_a_call_is_an_execution_error_even_one_that_cannot_be_printed():
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no message")
+
+    def base() -> None:
+        raise BaseException("not an Exception")
+
+    def unprintable() -> None:
+        raise Unprintable()
+
+    with pytest.raises(ExecutionError, match="raised BaseException: not an Exception"):
+        call_untrusted(base, "the scheduler mine")
+    with pytest.raises(ExecutionError, match=r"raised Unprintable: \(its message could not be read\)"):
+        call_untrusted(unprintable, "the scheduler mine")
+
+
+def test_what_a_call_prints_goes_to_stderr_not_to_refcs_stdout(capsys):
+    assert call_untrusted(lambda: print("chatty") or 7, "pass mine") == 7
+    out, err = capsys.readouterr()
+    assert out == "" and "chatty" in err
+
+
+def test_a_module_that_raises_a_base_exception_or_os_exit_on_import_is_a_usage_error(tmp_path, monkeypatch):
+    (tmp_path / "base_bad.py").write_text("raise BaseException('odd')\n")
+    (tmp_path / "osexit_bad.py").write_text("import os\nos._exit(3)\n")
+    (tmp_path / "getattr_bad.py").write_text("def __getattr__(name):\n    raise RuntimeError('lazy')\n")
+    monkeypatch.chdir(tmp_path)
+    for spec, message in (("base_bad:f", "raised BaseException: odd"), ("osexit_bad:f", "called os._exit(3)"),
+                          ("getattr_bad:f", "looking up 'f' raised RuntimeError: lazy")):
+        with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            load_attribute(spec, "scheduler")
+
+
+def test_a_deadline_of_refcs_own_during_an_import_passes_through(tmp_path, monkeypatch):
+    from fuzz.time_limit import CaseTimeout
+
+    (tmp_path / "slow_import_bad.py").write_text("from fuzz.time_limit import CaseTimeout\nraise CaseTimeout(1.0)\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseTimeout):
+        load_attribute("slow_import_bad:f", "scheduler")

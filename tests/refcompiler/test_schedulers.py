@@ -174,3 +174,37 @@ def test_a_wrong_user_scheduler_is_caught() -> None:
     with pytest.raises(InvariantViolation) as e:
         compile_graph(graph, scheduler=lambda g, d, s: [1, 2, 3])
     assert e.value.invariant == "SCH-1"
+
+
+def test_a_user_scheduler_cannot_edit_the_graph_or_deps_it_is_given() -> None:
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+
+    def vandal(g: Graph, deps: nx.DiGraph, seed: int) -> list[str]:
+        order = list(SCHEDULERS["topo"](g, deps, seed))
+        g.node_by_name.clear()
+        g.storage_by_name.clear()
+        object.__setattr__(g, "nodes", ())
+        deps.clear()
+        return order
+
+    compiled = compile_graph(graph, scheduler=vandal)
+    assert len(compiled.schedule) == len(graph.nodes) and compiled.scheduled_graph.node_by_name
+
+
+def test_a_user_schedule_of_str_subclasses_is_read_as_plain_names() -> None:
+    class Odd(str):
+        def __hash__(self) -> int:
+            raise RuntimeError("no hash")
+
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    compiled = compile_graph(graph, scheduler=lambda g, d, s: [Odd(n) for n in SCHEDULERS["topo"](g, d, s)])
+    assert all(type(n) is str for n in compiled.schedule)
+
+
+def test_a_user_schedule_that_is_no_list_is_sch1_on_one_line() -> None:
+    import numpy as np
+
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    with pytest.raises(InvariantViolation) as e:
+        compile_graph(graph, scheduler=lambda g, d, s: np.array(SCHEDULERS["topo"](g, d, s)))
+    assert e.value.invariant == "SCH-1" and "ndarray" in str(e.value) and "\n" not in str(e.value)

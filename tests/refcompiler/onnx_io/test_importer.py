@@ -102,3 +102,20 @@ def test_max_of_int32_inputs_is_int32_max():
     got = run(m, a=a, b=b, c=c)
     assert got.dtype == np.int32 and (got == np.maximum(np.maximum(a, b), c)).all()
     assert [n.op.value for n in import_model(m).graph.nodes].count("max") == 2
+
+
+def test_a_model_file_is_read_bounded_not_by_its_stated_size(tmp_path, monkeypatch):
+    import os
+
+    from refcompiler import files
+    from refcompiler.errors import LimitExceeded
+    from refcompiler.onnx_io.importer import load_model
+
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", "4096")
+    with pytest.raises(LimitExceeded, match="/dev/zero: more than the limit of 4096 bytes"):
+        load_model("/dev/zero")  # stat says 0 bytes; reading it all would never end
+    fifo = tmp_path / "m.onnx"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(files, "FIFO_SECONDS", 0.2)
+    with pytest.raises(MalformedInput, match="a named pipe no one wrote to"):
+        load_model(fifo)

@@ -144,3 +144,24 @@ def test_run_pipeline_verifies_the_lowered_program_first():
 def test_a_pass_must_return_a_program():
     with pytest.raises(UsageError, match="returned NoneType"):
         run_pipeline(sample(), [("nothing", lambda p: None)])  # type: ignore[arg-type, return-value]
+
+
+def test_a_user_pipeline_function_that_misbehaves_is_an_error_naming_it(user_module):
+    import os
+
+    from refcompiler.errors import ExecutionError
+
+    def fail():
+        raise ValueError("cannot make passes")
+
+    def itself():
+        return itself
+
+    user_module.fail, user_module.itself = fail, itself
+    with pytest.raises(ExecutionError, match="pipeline 'user_passes_for_test:fail' raised ValueError: cannot make passes"):
+        resolve_pipeline("user_passes_for_test:fail")
+    with pytest.raises(UsageError, match="returned another function of no arguments"):
+        resolve_pipeline("user_passes_for_test:itself")
+    for leave in (lambda p: sys.exit(7), lambda p: os._exit(3)):
+        with pytest.raises(ExecutionError, match=r"pass <lambda> called (sys\.exit\(7\)|os\._exit\(3\))"):
+            run_pipeline(sample(), [("<lambda>", leave)])
