@@ -31,6 +31,8 @@ from refcompiler.schedulers import order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 
+from fuzz.time_limit import CaseTimeout
+
 __all__ = [
     "ScheduleSource",
     "ScheduleChoice",
@@ -120,6 +122,9 @@ def _seeds_by_order(spec: str, seeds: list[int], graph: Graph, deps: nx.DiGraph)
             key = order_names(run_scheduler(pick, graph, deps, s))
         except RefCompilerError:  # the user's error, reported when compiled; a CaseTimeout passes
             return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
+        except CaseTimeout as e:  # the campaign's limit, in this call: the case replays it with this seed
+            e.schedule = ScheduleChoice(ScheduleSource.SCHEDULER, None, spec, s)
+            raise
         if key in first:
             continue
         first[key] = s

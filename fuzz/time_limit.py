@@ -28,6 +28,10 @@ class CaseTimeout(BaseException):
 
     def __init__(self, seconds: float):
         self.seconds = seconds
+        # where it struck, when a schedule was being checked (set by the oracle chain):
+        # the ``ScheduleChoice`` and the pipeline, so that the stored case replays it
+        self.schedule: object | None = None
+        self.pipeline: str | None = None
         super().__init__(f"the case ran past its time limit of {seconds:g} s")
 
 

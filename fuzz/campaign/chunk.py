@@ -13,7 +13,6 @@ earlier case."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,13 +26,12 @@ from refcompiler.graph_json import graph_to_doc
 
 from fuzz.campaign.cases import Case3, fuzz_cases, random_case
 from fuzz.campaign.config import CampaignConfig
-from fuzz.campaign.failure import Example, Failure, finish
+from fuzz.campaign.failure import Example, Failure, check_within, finish
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
-from fuzz.oracle import Bug, Finding, Signature, Stage, check_case
+from fuzz.oracle import Bug, Finding, Signature
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
-from fuzz.time_limit import CaseTimeout, time_limit
 
 __all__ = ["Chunk", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
 
@@ -167,24 +165,9 @@ class _ChunkRun:
         return time.time() >= limit
 
     def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
-        s, c = self.state, self.config
+        s = self.state
         focus = s.best.finding if s.best is not None else None
-        # SIGALRM works in a main thread only: a chunk run by a thread executor is not limited
-        limit = c.case_seconds if threading.current_thread() is threading.main_thread() else None
-        try:
-            with time_limit(limit):
-                report = check_case(
-                    Case(graph, expect, c.pipeline),
-                    mutant=c.mutant,
-                    schedulers=c.schedulers,
-                    seed=case_seed,
-                    target=s.target,
-                    focus=focus,
-                    symbolic=c.symbolic,
-                    compiler=c.target,
-                )
-        except CaseTimeout as e:
-            return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)")
+        report = check_within(self.config, Case(graph, expect, self.config.pipeline), seed=case_seed, target=s.target, focus=focus)
         s.schedules += report.schedules
         s.seconds.update(report.seconds)
         if report.refused is not None and s.target is None:  # a new graph, not a shrink attempt

@@ -4,6 +4,7 @@ becomes a corpus case that replays."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Callable
@@ -13,11 +14,12 @@ from refcompiler.graph import Graph
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import Case, Expect, ExpectKind, TargetRecord, case_to_doc
 from fuzz.corpus import replay
-from fuzz.oracle import Finding, Signature, check_case, legal_on_correct_compiler
-from fuzz.schedules import ScheduleSource, is_plugin
+from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
+from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
+from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["Example", "Failure", "finish"]
+__all__ = ["Example", "Failure", "check_within", "finish", "timeout_finding"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
 
     def fails(g: Graph, focus: Finding | None = finding) -> Finding | None:
         case = Case(g, expect, config.pipeline)
-        return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=example.seed, target=bug, focus=focus, symbolic=config.symbolic, compiler=config.target).finding
+        return check_within(config, case, seed=example.seed, target=bug, focus=focus).finding
 
     acceptable: Callable[[Graph], bool] = valid if expect.kind is ExpectKind.PASS else breaks_only(expect.invariant or "")
     def still_fails(g: Graph) -> bool:
@@ -73,13 +75,13 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     final = fails(reduced, None) or fails(reduced) or finding
     sig = final.signature  # the shrunk case's: what the campaign deduplicates by
     case = _storable(config, reduced, expect, final, example.seed)
-    again = replay(case, mutant=config.mutant)
+    again = _replay(config, case, config.mutant)
     why = None
     if again is None:
         why = "replaying the stored case finds nothing"
     elif again.signature != sig:
         why = f"replaying the stored case finds {again.signature} instead"
-    passes_without = None if config.mutant is None else replay(case, mutant=None) is None
+    passes_without = None if config.mutant is None else _replay(config, case, None) is None
     return Failure(sig, final.explanation, case_to_doc(case), len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
@@ -137,5 +139,43 @@ def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | N
 
 
 def _reproduces(config: CampaignConfig, case: Case, sig: Signature) -> bool:
-    again = replay(case, mutant=config.mutant)
+    again = _replay(config, case, config.mutant)
     return again is not None and again.signature == sig
+
+
+def _limit(config: CampaignConfig) -> float | None:
+    # SIGALRM works in a main thread only: a chunk run by a thread executor is not limited
+    return config.case_seconds if threading.current_thread() is threading.main_thread() else None
+
+
+def timeout_finding(e: CaseTimeout) -> Finding:
+    """What a case that ran past ``--case-seconds`` is reported as (under the
+    schedule and pipeline it struck, when it struck one)."""
+    schedule = e.schedule if isinstance(e.schedule, ScheduleChoice) else None
+    return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)", pipeline=e.pipeline, schedule=schedule)
+
+
+def check_within(config: CampaignConfig, case: Case, *, seed: int, target: Bug | None, focus: Finding | None) -> CaseReport:
+    """``check_case`` of ``case`` as the campaign checks it (its mutant,
+    schedulers, symbolic stage and target), within ``config.case_seconds``:
+    past it, the report's finding is a timeout, if ``target`` is one (a shrink
+    attempt that times out does not fail the way another bug does), and
+    nothing is counted. Every oracle call of a chunk, its shrinking and its
+    reducer goes through here, so that no case (a user's scheduler that
+    hangs, say) holds a campaign past its limit."""
+    try:
+        with time_limit(_limit(config)):
+            return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=seed, target=target,
+                              focus=focus, symbolic=config.symbolic, compiler=config.target)
+    except CaseTimeout as e:
+        found = timeout_finding(e)
+        return CaseReport(found if target is None or found.signature.matches(target) else None, 0)
+
+
+def _replay(config: CampaignConfig, case: Case, mutant: str | None) -> Finding | None:
+    """``replay`` of a stored case, within ``config.case_seconds`` (a timeout is the timeout finding)."""
+    try:
+        with time_limit(_limit(config)):
+            return replay(case, mutant=mutant)
+    except CaseTimeout as e:
+        return timeout_finding(e)

@@ -16,6 +16,7 @@ from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages import compile_run, differential, proof, reference, symbolic, target, verify
 from fuzz.schedules import ScheduleChoice
+from fuzz.time_limit import CaseTimeout
 
 __all__ = ["CHAIN", "Choices", "SCHEDULES", "iter_findings", "target_chain"]
 
@@ -113,7 +114,11 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
         run = RunContext(ctx, choice, pipeline, given, answer=answer)
         clean = True
         for stage in stages:
-            f = _timed(ctx, stage, run)
+            try:
+                f = _timed(ctx, stage, run)
+            except CaseTimeout as e:  # the campaign's limit: it says which schedule it struck
+                e.schedule, e.pipeline = choice, pipeline
+                raise
             if not counted:  # after the first stage, which compiles: the order is known
                 counted = True
                 _count(ctx, run.order if run.order is not None else given)

@@ -63,3 +63,18 @@ def test_a_plugin_calling_sys_exit_is_a_finding_naming_it():
     assert summary.failed and summary.stopped_by == "failure"
     (failure,) = summary.found.values()
     assert "exiting_scheduler" in failure.explanation and "sys.exit(3)" in failure.explanation
+
+
+def test_a_scheduler_that_hangs_is_a_timeout_and_no_step_of_shrinking_waits_for_it():
+    # each shrink attempt, reducer step and replay of the stored case runs within
+    # case_seconds too: before, the reducer's calls waited the plug-in's 60 s each
+    import time
+
+    config = CampaignConfig(max_cases=1, chunk_cases=1, seed=0, schedulers=("sleepy_scheduler:schedule",), case_seconds=0.2,
+                            **{**QUICK, "shrink_calls": 3, "reduce_attempts": 4})
+    start = time.monotonic()
+    summary = run_campaign(config)
+    assert time.monotonic() - start < 30
+    (failure,) = summary.found.values()
+    assert "timeout: the case ran past its time limit of 0.2 s" in failure.explanation
+    assert failure.reproduces  # its replay timed out the same way, within the limit
