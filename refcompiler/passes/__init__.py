@@ -162,7 +162,7 @@ def _verified(program: Program, stage: str) -> None:
 def _apply(name: str, run: Pass, program: Program) -> object:
     """Run one pass; a user's pass that raises is a finding about it (exit 1),
     not a bug in refc. The built-in passes are trusted to raise only refc errors."""
-    if run in PASSES.values():
+    if run in _BUILT_IN:
         return run(program)
     return call_untrusted(run, f"pass {name}", program)
 
