@@ -37,9 +37,12 @@ def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str 
             what = "a constant (fixed at compile time)" if s is not None else "no storage"
             raise MalformedInput(f"'{name}' names {what}; inputs bind placeholders and owned variables", path=path, field=name)
         array = np.asarray(array)
-        if array.shape != s.shape or array.dtype != np.dtype(s.dtype.value):
+        wanted = np.dtype(s.dtype.value)
+        if array.dtype != wanted and array.dtype.newbyteorder("=") == wanted.newbyteorder("="):
+            array = array.astype(wanted)  # the same numbers in the other byte order: exact
+        if array.shape != s.shape or array.dtype != wanted:
             raise MalformedInput(
-                f"value is {array.dtype}{list(array.shape)}, storage '{name}' is {s.dtype.value}{list(s.shape)}",
+                f"value is {array.dtype.name}{list(array.shape)}, storage '{name}' is {s.dtype.value}{list(s.shape)}",
                 path=path,
                 field=name,
             )
@@ -95,16 +98,30 @@ def _check_headers(path: str) -> None:
                 member.seek(0)
                 version = np.lib.format.read_magic(member)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                shape, _, dtype = read(member, max_header_size=10_000)
-            name = limits.shown(info.filename.removesuffix(".npy"))
+                name = limits.shown(info.filename.removesuffix(".npy"))
+                try:
+                    shape, _, dtype = read(member, max_header_size=10_000)
+                except ValueError as e:
+                    raise MalformedInput(f"its .npy header is not readable: {_header_problem(e)}", path=path, field=name) from None
             if dtype.hasobject or dtype.kind not in "biuf":
                 raise MalformedInput(f"dtype {dtype} is not a number type", path=path, field=name)
+            if any(d < 0 for d in shape):
+                raise MalformedInput(f"shape {list(shape)} has a negative dimension", path=path, field=name)
             if len(shape) > limits.MAX_RANK:
                 raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
             count = int(np.prod(shape, dtype=object)) if shape else 1
             limits.check("elements", count, f"{path}: {name}")
             total += count * dtype.itemsize
             limits.check("file_bytes", total, f"{path}: {name} (decompressed)")
+
+
+def _header_problem(e: ValueError) -> str:
+    """numpy's complaint about a ``.npy`` header, without the parser's object
+    reprs it shows for a header that is not made of literals."""
+    text = str(e)
+    if "<ast." in text:
+        return "it holds something other than literals (a dictionary of 'descr', 'fortran_order' and 'shape')"
+    return text
 
 
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:

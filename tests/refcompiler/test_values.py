@@ -1,14 +1,19 @@
 """``refcompiler.values``: an ``--inputs`` archive that is no regular file is
-malformed at once (a zip is read from its end), never a hang."""
+malformed at once (a zip is read from its end), never a hang; a member's bad
+header is malformed and named; an array in the other byte order binds."""
 
 from __future__ import annotations
 
 import os
+import struct
+import zipfile
 
+import numpy as np
 import pytest
 
 from refcompiler.errors import MalformedInput
-from refcompiler.values import load_npz
+from refcompiler.graph_json import graph_from_doc
+from refcompiler.values import bind_inputs, load_npz
 
 
 @pytest.mark.parametrize("make", ["fifo", "device"])
@@ -20,3 +25,44 @@ def test_an_npz_that_is_no_regular_file_is_malformed(tmp_path, make):
         path = "/dev/zero"
     with pytest.raises(MalformedInput, match="not a regular file"):
         load_npz(path)
+
+
+def _npz_with_header(path, header: str) -> str:
+    """An archive whose one member ``x.npy`` has ``header`` as its .npy header."""
+    raw = header.encode("latin1")
+    raw += b" " * (64 - (10 + len(raw) + 1) % 64) + b"\n"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("x.npy", np.lib.format.MAGIC_PREFIX + b"\x01\x00" + struct.pack("<H", len(raw)) + raw + bytes(8))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "header, says",
+    [
+        ("{'descr': f4, 'fortran_order': False, 'shape': (2,), }", "something other than literals"),
+        ("{'descr': '<f4', 'fortran_order': False, 'shape': __import__('os'), }", "something other than literals"),
+        ("[1, 2]", "not a dictionary"),
+        ("{'descr': '<f4', 'shape': (2,), }", "correct keys"),
+        ("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", r"shape \[-1\] has a negative dimension"),
+    ],
+)
+def test_a_bad_npy_header_is_malformed_and_names_the_member(tmp_path, header, says):
+    path = _npz_with_header(tmp_path / "bad.npz", header)
+    with pytest.raises(MalformedInput, match=says) as e:
+        load_npz(path)
+    assert str(e.value).startswith(f"{path}: 'x': ") and "<ast." not in str(e.value)
+
+
+def test_an_input_in_the_other_byte_order_binds_as_the_same_numbers():
+    g = graph_from_doc(
+        {
+            "format": "refc-graph/1",
+            "storage": [{"name": "p", "kind": "placeholder", "dtype": "float32", "shape": [3]}],
+            "nodes": [],
+        }
+    )
+    swapped = np.array([1.5, -2.0, 3.25], dtype=">f4")
+    bound = bind_inputs(g, {"p": swapped})["p"]
+    assert bound.dtype == np.dtype("float32") and bound.tolist() == [1.5, -2.0, 3.25]
+    with pytest.raises(MalformedInput, match="value is float64"):
+        bind_inputs(g, {"p": swapped.astype(">f8")})
