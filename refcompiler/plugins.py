@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import sys
 import threading
 from typing import Callable, Iterator
@@ -69,7 +70,10 @@ def _guarded(what: str) -> Iterator[None]:
     """Run a block of a user's code: what it prints goes to stderr (stdout may
     carry refc's own output, e.g. ``refc run --out -``), and ``os._exit``
     raises instead of ending refc with no word; only in the thread that runs it
-    (another thread's ``os._exit``, or a child's the code forked, is untouched)."""
+    (another thread's ``os._exit``, or a child's the code forked, is untouched).
+    A ``KeyboardInterrupt`` out of the block is an interrupt only when a signal
+    handler ran meanwhile (``_signals_seen``); one the code raised itself is a
+    finding about it, like any other exception."""
     caller = threading.get_ident(), os.getpid()
     real_exit = os._exit
 
@@ -80,12 +84,49 @@ def _guarded(what: str) -> Iterator[None]:
 
     os._exit = refused_exit  # type: ignore[assignment]
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
+        with _signals_seen() as seen, contextlib.redirect_stdout(sys.stderr):
+            try:
+                yield
+            except KeyboardInterrupt as e:
+                if seen or _refcs_own(e):
+                    raise
+                said = _short(e)
+                raise ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else "")) from None
     except _Exited as e:
         raise ExecutionError(f"{what} called os._exit({e.code!r})") from None
     finally:
         os._exit = real_exit
+
+
+@contextlib.contextmanager
+def _signals_seen() -> Iterator[list[int]]:
+    """A list that gets the number of each SIGINT or SIGTERM whose Python
+    handler runs inside the block (the handler in place is still called, and
+    restored at the end). Handlers run only in the main thread, so in any
+    other thread the list stays empty: no signal can interrupt there."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    saved = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if callable(handler):  # SIG_IGN, SIG_DFL: no Python code runs, nothing raises
+            saved[sig] = handler
+            signal.signal(sig, _noting(seen, handler))
+    try:
+        yield seen
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
+def _noting(seen: list[int], handler: Callable[[int, object], object]) -> Callable[[int, object], object]:
+    def noted(signum: int, frame: object) -> object:
+        seen.append(signum)
+        return handler(signum, frame)
+
+    return noted
 
 
 def _import(module_name: str) -> object:
@@ -114,7 +155,7 @@ def call_untrusted(fn: Callable[..., object], what: str, *args: object) -> objec
     try:
         with _guarded(what):
             return fn(*args)
-    except (RefCompilerError, KeyboardInterrupt, GeneratorExit):
+    except (RefCompilerError, KeyboardInterrupt, GeneratorExit):  # an interrupt (``_guarded`` tells)
         raise
     except SystemExit as e:  # a user's sys.exit must not end refc (or a campaign)
         raise ExecutionError(f"{what} called sys.exit({e.code!r})") from None

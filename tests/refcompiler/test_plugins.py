@@ -105,3 +105,46 @@ def test_a_deadline_of_refcs_own_during_an_import_passes_through(tmp_path, monke
     monkeypatch.chdir(tmp_path)
     with pytest.raises(CaseTimeout):
         load_attribute("slow_import_bad:f", "scheduler")
+
+
+def test_a_keyboard_interrupt_the_code_raises_itself_is_an_execution_error():
+    def interrupts() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(ExecutionError, match=r"^the scheduler mine raised KeyboardInterrupt$"):
+        call_untrusted(interrupts, "the scheduler mine")
+
+
+def test_a_real_signal_during_a_call_still_interrupts_and_the_handler_is_restored():
+    import os
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+
+    def signalled() -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # the default handler raises KeyboardInterrupt here
+        signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a bytecode boundary: the handler runs by now
+
+    with pytest.raises(KeyboardInterrupt):
+        call_untrusted(signalled, "the scheduler mine")
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_in_another_thread_a_keyboard_interrupt_is_always_the_codes_own():
+    import threading
+
+    def interrupts() -> None:
+        raise KeyboardInterrupt("from a worker thread")
+
+    caught: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call_untrusted(interrupts, "pass mine")
+        except BaseException as e:  # noqa: BLE001 - the test looks at what came out
+            caught.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert isinstance(caught[0], ExecutionError) and "pass mine raised KeyboardInterrupt: from a worker thread" in str(caught[0])
