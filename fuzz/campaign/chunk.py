@@ -16,6 +16,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import Flaky, Unsatisfiable
@@ -33,7 +34,7 @@ from fuzz.oracle import Bug, Finding, Signature
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
-__all__ = ["Chunk", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
+__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,16 @@ GENERATE = "generate"
 REDUCE = "reduce"
 
 
+class ChunkInterrupted(KeyboardInterrupt):
+    """A signal cut a chunk short (in the campaign's own process, where a
+    signal interrupts): ``result`` holds what it had checked by then, and its
+    failure, if it found one, stored without further reduction."""
+
+    def __init__(self, result: ChunkResult):
+        super().__init__(f"chunk {result.index} interrupted")
+        self.result = result
+
+
 class _Found(Exception):
     """Raised in the test body on the chunk's target signature."""
 
@@ -218,11 +229,15 @@ class _ChunkRun:
         raise _Found()
 
     def run(self) -> ChunkResult:
+        """The chunk's result; a signal that cuts it short (``KeyboardInterrupt``)
+        comes out as ``ChunkInterrupted``, carrying what was checked by then."""
         global _running
         _running, start = self.state, time.time()
         try:
             with no_local_constants():
                 self.generate()
+        except KeyboardInterrupt:
+            raise ChunkInterrupted(self._result(start, self._found(lambda: True))) from None
         except (UsageError, InternalError):
             raise
         except Exception as e:  # the oracle turns what a compiler raises into findings: this is refc's own
@@ -230,11 +245,27 @@ class _ChunkRun:
                                 f"a bug in refc's case generator or oracle: {type(e).__name__}: {e}") from e
         s = self.state
         s.seconds[GENERATE] += max(0.0, time.time() - start - sum(s.seconds.values()))
-        found: tuple[Failure, ...] = ()
-        if s.best is not None and s.first_failure_at is not None:
-            reducing = time.time()
-            found = (finish(self.config, s.best, s.first_failure_at, self.out_of_time, on_smaller=self._smaller),)
+        reducing = time.time()
+        try:
+            found = self._found(self.out_of_time)
+        except KeyboardInterrupt:
+            raise ChunkInterrupted(self._result(start, self._found(lambda: True))) from None
+        if found:
             s.seconds[REDUCE] += time.time() - reducing
+        return self._result(start, found)
+
+    def _found(self, stop: Callable[[], bool]) -> tuple[Failure, ...]:
+        """The target's failure, reduced until ``stop()`` (stored and replayed
+        as ``failure.finish`` does), or nothing if the chunk found none. After a
+        signal ``stop`` is always true: the smallest example so far is stored
+        as it is (a second signal does not break in: only the first raises)."""
+        s = self.state
+        if s.best is None or s.first_failure_at is None:
+            return ()
+        return (finish(self.config, s.best, s.first_failure_at, stop, on_smaller=self._smaller),)
+
+    def _result(self, start: float, found: tuple[Failure, ...]) -> ChunkResult:
+        s = self.state
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
                            tuple(s.refused.items()), tuple(sorted(s.seconds.items())))
 

@@ -19,7 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable, Iterator
 
 from fuzz.campaign.cases import chunk_seed
-from fuzz.campaign.chunk import Chunk, ChunkResult, forget_running, run_chunk, running
+from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, forget_running, run_chunk, running
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
@@ -82,6 +82,9 @@ def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> None:
     with _absorbing:
         try:
             summary.absorb(fut.result())
+        except ChunkInterrupted as e:  # what it checked counts, its failure is stored; then the campaign ends
+            summary.absorb(e.result)
+            raise
         except LostChunk as e:
             summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
         finally:

@@ -167,3 +167,37 @@ def test_only_the_first_signal_interrupts_and_held_defers_it_to_the_block_end():
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.05)
         assert signals.count == 3 and signals.received == "SIGINT"
+
+
+@pytest.mark.parametrize("cut", ["shrink", "reduce"])
+def test_an_interrupt_while_a_failure_is_shrunk_keeps_the_failure_and_the_counts(tmp_path, monkeypatch, cut):
+    """One worker: a signal while the chunk shrinks (Hypothesis) or reduces its
+    first failure ends the campaign, and the failure is stored as found so
+    far, replaying; the chunk's cases count."""
+    import fuzz.campaign.chunk as chunk
+    import fuzz.campaign.failure as failure
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if cut == "shrink":
+        monkeypatch.setattr(chunk._ChunkRun, "shrink", interrupted)
+    else:
+        real = failure.reduce_graph
+
+        def reduce_then_interrupt(graph, still_fails, *, stop, **kwargs):
+            if stop():  # the salvage after the signal: reduce nothing
+                return real(graph, still_fails, stop=stop, **kwargs)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(failure, "reduce_graph", reduce_then_interrupt)
+    config = CampaignConfig(budget=None, max_cases=60, seed=2, mutant="dse-drop-state-write", out=tmp_path)
+    summary = run_campaign(config)
+    assert summary.interrupted == "SIGINT" and summary.stopped_by == "interrupted"
+    assert summary.cases >= 1 and summary.failures == 1 and len(summary.found) == 1
+    (failure_found,) = summary.found.values()
+    assert failure_found.reproduces and failure_found.passes_without_mutant
+    write_outputs(summary, tmp_path)
+    entry = json.loads((tmp_path / "summary.json").read_text())["signatures"][0]
+    case = load_case(tmp_path / entry["case"])
+    assert replay(case, mutant="dse-drop-state-write") is not None and replay(case) is None
