@@ -148,6 +148,9 @@ class ChunkInterrupted(KeyboardInterrupt):
         super().__init__(f"chunk {result.index} interrupted")
         self.result = result
 
+    def __reduce__(self) -> tuple[type, tuple[ChunkResult]]:  # a pool worker sends it to the campaign
+        return (ChunkInterrupted, (self.result,))
+
 
 class _Found(Exception):
     """Raised in the test body on the chunk's target signature."""

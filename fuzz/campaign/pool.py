@@ -12,12 +12,16 @@ by the campaign loop) completes the futures whose worker answered or died. In
 each worker a reporter thread sends the running chunk's counts and phase
 (``chunk.Live``) every ``REPORT`` seconds; ``live()`` gives the latest of each
 busy worker, so that the display moves, and names the finding being shrunk,
-while chunks run.
+while chunks run. After a signal the campaign asks its busy workers to end
+their chunks (``wind_up``: SIGUSR1, which raises ``KeyboardInterrupt`` in the
+worker's running chunk only), so that what they checked, a failure being
+shrunk included, comes back before the workers are terminated.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
 import threading
 import time
@@ -61,11 +65,31 @@ def _report(conn: Connection, sending: threading.Lock) -> None:
             last = now
 
 
+# Sent by the campaign to a busy worker after a signal: end the running chunk.
+WIND_UP_SIGNAL = signal.SIGUSR1
+
+
+class _Job:
+    """Whether the worker's main thread runs a call now, and whether it was
+    asked to end it: only the first request, and only inside a call, raises."""
+
+    running = False
+    asked = False
+
+
+def _asked_to_end(signum: int, frame: object) -> None:
+    if _Job.running and not _Job.asked:
+        _Job.asked = True
+        raise KeyboardInterrupt
+
+
 def _worker_main(conn: Connection) -> None:
     # Ctrl-C reaches the whole process group; the campaign (the parent) decides
-    # what it means and terminates the workers itself.
+    # what it means: it asks the busy workers to end (WIND_UP_SIGNAL), then
+    # terminates them.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(WIND_UP_SIGNAL, _asked_to_end)
     sending = threading.Lock()
     threading.Thread(target=_report, args=(conn, sending), name="refc-fuzz-report", daemon=True).start()
     while True:
@@ -74,10 +98,14 @@ def _worker_main(conn: Connection) -> None:
         except EOFError:
             return
         fn, args = job
+        answer: tuple[bool, Any] | None = None
         try:
+            _Job.running = True
             answer = (True, fn(*args))
         except BaseException as e:  # sent to the parent, which raises it from result()
             answer = (False, e)
+        finally:
+            _Job.running = False
         with sending:
             conn.send(answer)
             forget_running()
@@ -169,6 +197,20 @@ class WorkerPool(Executor):
         w.process.join()
         w.conn.close()
         self.workers.remove(w)
+
+    def wind_up(self, seconds: float) -> None:
+        """Ask every busy worker to end its call (``WIND_UP_SIGNAL``; a chunk
+        then answers with ``ChunkInterrupted``) and collect the answers that
+        come within ``seconds``; a worker still busy then is left to ``shutdown``."""
+        busy = [w for w in self.workers if w.future is not None]
+        for w in busy:
+            try:
+                os.kill(w.process.pid, WIND_UP_SIGNAL)
+            except ProcessLookupError:
+                pass  # it died: ``poll`` finds its chunk lost
+        deadline = time.monotonic() + seconds
+        while any(w.future is not None for w in self.workers) and time.monotonic() < deadline:
+            self.poll(min(0.2, max(0.0, deadline - time.monotonic())))
 
     def worker_pids(self) -> list[int]:
         return [w.process.pid for w in self.workers]

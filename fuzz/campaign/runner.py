@@ -31,6 +31,10 @@ __all__ = ["InlineExecutor", "run_campaign", "HARD_GRACE"]
 # the time to reduce and store a failure found just before the deadline.
 HARD_GRACE = 5.0
 
+# Seconds a campaign waits after a signal for its workers' running chunks to
+# end and send what they checked (a failure found is stored as shrunk so far).
+WIND_UP = 10.0
+
 
 class InlineExecutor(Executor):
     """Runs each submitted call at once, in the calling process, and returns
@@ -78,17 +82,30 @@ def _wait(pool: Executor, pending: set[Future[ChunkResult]], timeout: float) -> 
 _absorbing = threading.Lock()
 
 
-def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> None:
+def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> bool:
+    """Add the chunk's result to ``summary``; whether a signal had cut the
+    chunk short (``ChunkInterrupted``: what it checked counts all the same)."""
     with _absorbing:
         try:
             summary.absorb(fut.result())
-        except ChunkInterrupted as e:  # what it checked counts, its failure is stored; then the campaign ends
+        except ChunkInterrupted as e:
             summary.absorb(e.result)
-            raise
+            return True
         except LostChunk as e:
             summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
         finally:
             forget_running()
+    return False
+
+
+def _wind_up(summary: Summary, pool: Executor, pending: dict[Future[ChunkResult], Chunk]) -> None:
+    """After a signal: the pool's running chunks are asked to end
+    (``WorkerPool.wind_up``), and what each checked, its failure included, is
+    absorbed; a chunk that does not answer in time is lost with its worker."""
+    if isinstance(pool, WorkerPool) and pending:
+        pool.wind_up(WIND_UP)
+    for fut in [f for f in pending if f.done()]:
+        _absorb(summary, pending.pop(fut), fut)
 
 
 def _live(summary: Summary) -> Summary:
@@ -111,9 +128,26 @@ def _loop(
     hard deadline (budget + ``shrink_grace`` + ``HARD_GRACE``) the chunks still
     running are abandoned (their workers are terminated by the caller). A
     chunk is handed to a pool and absorbed inside ``held()``: a signal then
-    takes effect after it, never halfway."""
-    index = 0
+    takes effect after it, never halfway; the chunks running then are wound
+    up (``_wind_up``) and the signal goes on up."""
     pending: dict[Future[ChunkResult], Chunk] = {}
+    try:
+        _run_loop(config, summary, pool, progress, on_change, held, pending)
+    except KeyboardInterrupt:
+        _wind_up(summary, pool, pending)
+        raise
+
+
+def _run_loop(
+    config: CampaignConfig,
+    summary: Summary,
+    pool: Executor,
+    progress: Progress,
+    on_change: Callable[[Summary], None],
+    held: Callable[[], contextlib.AbstractContextManager[None]],
+    pending: dict[Future[ChunkResult], Chunk],
+) -> None:
+    index = 0
     # inline, submitting is running the chunk: a signal must break into it
     handing = contextlib.nullcontext if isinstance(pool, InlineExecutor) else held
     hard = None if config.budget is None else summary.start + config.budget + config.shrink_grace + HARD_GRACE
@@ -128,7 +162,8 @@ def _loop(
             return
         for fut in _wait(pool, set(pending), 0.5):
             with held():
-                _absorb(summary, pending.pop(fut), fut)
+                if _absorb(summary, pending.pop(fut), fut):
+                    raise KeyboardInterrupt  # the chunk ran in this process and a signal cut it
             on_change(summary)
         if hard is not None and time.time() >= hard and pending:
             for chunk in pending.values():

@@ -14,7 +14,9 @@ campaign ends within budget + ``--shrink-grace`` + 5 s (``HARD_GRACE``).
 
 Nothing found is lost: the outputs are rewritten after every chunk, each file
 atomically, so each finding is on disk as soon as its chunk ends. SIGINT or
-SIGTERM terminates the workers and writes a complete summary marked
+SIGTERM ends the chunks running (each within ``WIND_UP`` seconds: what it
+checked counts, and a failure it was shrinking is stored as shrunk so far),
+terminates the workers and writes a complete summary marked
 ``interrupted`` (a second signal, as of a double Ctrl-C, does not stop
 that); the exit code is then 1 if anything was found, else 130 (SIGINT) or
 143 (SIGTERM). ``--out`` is checked before any work, and an

@@ -125,3 +125,28 @@ def test_an_invariant_violation_raised_in_a_worker_reaches_the_campaign_whole():
         assert str(e) == "after pass p: G-1: node 'r' input 0 is int32, needs float32"
     finally:
         pool.shutdown()
+
+
+def _until_asked(x: int) -> str:
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        return f"ended early with {x}"
+    return "slept"
+
+
+def test_wind_up_asks_busy_workers_to_end_and_collects_their_answers():
+    pool = WorkerPool(2)
+    try:
+        busy, quick = pool.submit(_until_asked, 4), pool.submit(_square, 5)
+        _done(pool, [quick])
+        time.sleep(0.3)  # the busy one is asleep in its call by now
+        started = time.monotonic()
+        pool.wind_up(10.0)
+        assert busy.done() and busy.result() == "ended early with 4"
+        assert time.monotonic() - started < 5.0
+        again = pool.submit(_square, 6)  # an idle worker is never interrupted: it takes the next call
+        _done(pool, [again])
+        assert again.result() == 36
+    finally:
+        pool.shutdown()

@@ -201,3 +201,23 @@ def test_an_interrupt_while_a_failure_is_shrunk_keeps_the_failure_and_the_counts
     entry = json.loads((tmp_path / "summary.json").read_text())["signatures"][0]
     case = load_case(tmp_path / entry["case"])
     assert replay(case, mutant="dse-drop-state-write") is not None and replay(case) is None
+
+
+def test_an_interrupt_keeps_the_failure_a_pool_worker_was_shrinking(tmp_path, monkeypatch):
+    """Two workers: a signal while a worker shrinks its chunk's failure (here a
+    shrink that would take a minute, and sends the campaign SIGINT as it
+    starts) winds the worker up; the failure comes back, stored as found so
+    far, and replays."""
+    import fuzz.campaign.chunk as chunk
+
+    def slow_shrink(self, choices):
+        os.kill(os.getppid(), signal.SIGINT)
+        time.sleep(60)
+
+    monkeypatch.setattr(chunk._ChunkRun, "shrink", slow_shrink)  # the forked workers inherit it
+    config = CampaignConfig(budget=None, max_cases=200, seed=2, workers=2, mutant="dse-drop-state-write", out=tmp_path)
+    started = time.monotonic()
+    summary = run_campaign(config)
+    assert time.monotonic() - started < 30
+    assert summary.interrupted == "SIGINT" and summary.failures >= 1 and summary.found
+    assert all(f.reproduces for f in summary.found.values())
