@@ -34,7 +34,7 @@ from fuzz.oracle import Bug, Finding, Signature
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
-__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running"]
+__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running", "request_end", "end_requested", "forget_end"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,29 @@ def forget_running() -> None:
     _running = None
 
 
+# Set by ``request_end``: the chunk running in this process ends at its next
+# case or shrink attempt, as at its deadline (a worker's wind-up after a signal).
+_end_requested = False
+
+
+def request_end() -> None:
+    """Ask the chunk running in this process to end as soon as it can: it
+    checks no more cases, shrinks and reduces no further, and answers with
+    what it has (its failure stored as shrunk so far). Safe in a signal handler."""
+    global _end_requested
+    _end_requested = True
+
+
+def end_requested() -> bool:
+    return _end_requested
+
+
+def forget_end() -> None:
+    """Withdraw ``request_end`` (a campaign's start and end)."""
+    global _end_requested
+    _end_requested = False
+
+
 # ``ChunkState.seconds``' keys besides the oracle's stages: the case generator
 # and Hypothesis's shrinking (all a chunk's time outside the oracle before its
 # failure is reduced), and the reducer of that failure (its oracle calls included)
@@ -140,16 +163,14 @@ REDUCE = "reduce"
 
 
 class ChunkInterrupted(KeyboardInterrupt):
-    """A signal cut a chunk short (in the campaign's own process, where a
-    signal interrupts): ``result`` holds what it had checked by then, and its
-    failure, if it found one, stored without further reduction."""
+    """A signal cut a chunk short in the campaign's own process (one worker:
+    the signal raises there; a pool's worker is asked instead, ``request_end``):
+    ``result`` holds what it had checked by then, and its failure, if it found
+    one, stored without further reduction."""
 
     def __init__(self, result: ChunkResult):
         super().__init__(f"chunk {result.index} interrupted")
         self.result = result
-
-    def __reduce__(self) -> tuple[type, tuple[ChunkResult]]:  # a pool worker sends it to the campaign
-        return (ChunkInterrupted, (self.result,))
 
 
 class _Found(Exception):
@@ -173,6 +194,8 @@ class _ChunkRun:
         self.state = ChunkState()
 
     def out_of_time(self) -> bool:
+        if _end_requested:
+            return True
         if self.task.deadline is None:
             return False
         limit = self.state.shrink_deadline if self.state.shrink_deadline is not None else self.task.deadline

@@ -13,9 +13,12 @@ each worker a reporter thread sends the running chunk's counts and phase
 (``chunk.Live``) every ``REPORT`` seconds; ``live()`` gives the latest of each
 busy worker, so that the display moves, and names the finding being shrunk,
 while chunks run. After a signal the campaign asks its busy workers to end
-their chunks (``wind_up``: SIGUSR1, which raises ``KeyboardInterrupt`` in the
-worker's running chunk only), so that what they checked, a failure being
-shrunk included, comes back before the workers are terminated.
+their chunks (``wind_up``: SIGUSR1, on which a running chunk stops at its next
+case or shrink attempt, ``chunk.request_end``; an idle worker ignores it), so
+that what they checked, a failure being shrunk included, comes back before the
+workers are terminated. The request is polled, not raised: an exception raised
+from a signal handler may land in a garbage-collector callback or a
+finaliser, where Python prints it and drops it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
-from fuzz.campaign.chunk import Live, forget_running, running
+from fuzz.campaign.chunk import Live, forget_running, request_end, running
 
 __all__ = ["LostChunk", "WorkerPool", "REPORT"]
 
@@ -70,17 +73,14 @@ WIND_UP_SIGNAL = signal.SIGUSR1
 
 
 class _Job:
-    """Whether the worker's main thread runs a call now, and whether it was
-    asked to end it: only the first request, and only inside a call, raises."""
+    """Whether the worker's main thread runs a call now."""
 
     running = False
-    asked = False
 
 
 def _asked_to_end(signum: int, frame: object) -> None:
-    if _Job.running and not _Job.asked:
-        _Job.asked = True
-        raise KeyboardInterrupt
+    if _Job.running:
+        request_end()
 
 
 def _worker_main(conn: Connection) -> None:
@@ -199,9 +199,9 @@ class WorkerPool(Executor):
         self.workers.remove(w)
 
     def wind_up(self, seconds: float) -> None:
-        """Ask every busy worker to end its call (``WIND_UP_SIGNAL``; a chunk
-        then answers with ``ChunkInterrupted``) and collect the answers that
-        come within ``seconds``; a worker still busy then is left to ``shutdown``."""
+        """Ask every busy worker to end its call (``WIND_UP_SIGNAL``: a chunk
+        then ends as at its deadline) and collect the answers that come within
+        ``seconds``; a worker still busy then is left to ``shutdown``."""
         busy = [w for w in self.workers if w.future is not None]
         for w in busy:
             try:

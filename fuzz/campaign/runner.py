@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable, Iterator
 
 from fuzz.campaign.cases import chunk_seed
-from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, forget_running, run_chunk, running
+from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, end_requested, forget_end, forget_running, request_end, run_chunk, running
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
@@ -162,8 +163,10 @@ def _run_loop(
             return
         for fut in _wait(pool, set(pending), 0.5):
             with held():
-                if _absorb(summary, pending.pop(fut), fut):
-                    raise KeyboardInterrupt  # the chunk ran in this process and a signal cut it
+                # a chunk of this process that a signal cut short, or ended at its
+                # next case (the signal's exception was lost in a finaliser: ``_Signals``)
+                if _absorb(summary, pending.pop(fut), fut) or end_requested():
+                    raise KeyboardInterrupt
             on_change(summary)
         if hard is not None and time.time() >= hard and pending:
             for chunk in pending.values():
@@ -190,7 +193,13 @@ class _Signals:
     wind-down, which never waits on a running chunk (the workers are
     terminated) and ends by writing the final summary; later signals are only
     counted (``count``). Inside ``held()`` a first signal is deferred to the
-    block's end, so that a chunk is absorbed (or handed out) whole."""
+    block's end, so that a chunk is absorbed (or handed out) whole.
+
+    The first signal also asks the chunk running in this process, if any, to
+    end (``chunk.request_end``): an exception raised from a signal handler can
+    land in a garbage-collector callback or a finaliser, where Python drops it
+    (``sys.unraisablehook``, which says nothing of a ``KeyboardInterrupt`` while
+    the campaign runs); the chunk then ends at its next case instead."""
 
     def __init__(self) -> None:
         self.received: str | None = None
@@ -204,6 +213,7 @@ class _Signals:
         if self.received is not None:
             return
         self.received = signal.Signals(signum).name
+        request_end()
         if self._holding:
             self._deferred = True
             return
@@ -221,14 +231,24 @@ class _Signals:
             raise KeyboardInterrupt
 
     def __enter__(self) -> "_Signals":
+        forget_end()
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.saved[sig] = signal.signal(sig, self._handler)
+            self._unraisable, sys.unraisablehook = sys.unraisablehook, self._quiet_interrupt
         return self
+
+    def _quiet_interrupt(self, unraisable: Any) -> None:
+        if self.received is not None and isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return  # ours, dropped in a finaliser: ``request_end`` stands in for it
+        self._unraisable(unraisable)
 
     def __exit__(self, *exc: object) -> None:
         for sig, old in self.saved.items():
             signal.signal(sig, old)
+        if self.saved:
+            sys.unraisablehook = self._unraisable
+        forget_end()  # the next campaign in this process starts unasked
 
 
 def run_campaign(
