@@ -11,11 +11,14 @@ mutant is killed, 1 when one survives.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 import statistics
 import sys
-from typing import Any
+import threading
+from typing import Any, Iterator
 
 from refc.cli.common import positive_seconds, whole_number
 from refc.cli.tables import table_lines
@@ -81,20 +84,44 @@ def score(name: str, *, budget: float, seeds: int) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def _between_campaigns_too() -> Iterator[None]:
+    """SIGINT and SIGTERM stop a score between two of its campaigns as they do
+    inside one (each campaign puts its own handlers in place and restores
+    these): without this, a SIGTERM in the gap met the default action and
+    killed refc with no word."""
+    def stop(signum: int, frame: object) -> None:
+        raise ScoreInterrupted(signal.Signals(signum).name)
+
+    from fuzz.campaign.score import ScoreInterrupted
+
+    if threading.current_thread() is not threading.main_thread():  # no handlers there
+        yield
+        return
+    saved = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
 def _score(args: argparse.Namespace) -> int:
     names = [get(n).name for n in args.only] if args.only else list(CATALOG)
     results = []
     from fuzz.campaign.score import ScoreInterrupted
 
-    for name in names:
-        try:
-            row = score(name, budget=args.budget, seeds=args.seeds)
-        except ScoreInterrupted as e:
-            print(f"refc mutants: interrupted by {e.signal_name} while scoring {name} ({len(results)} of {len(names)} mutants scored)", file=sys.stderr)
-            return 143 if e.signal_name == "SIGTERM" else 130
-        results.append(row)
-        if not args.json:  # progress: a score takes a campaign per mutant
-            print(f"refc mutants: {_status(row)}", file=sys.stderr, flush=True)
+    name = names[0]
+    try:
+        with _between_campaigns_too():
+            for name in names:
+                row = score(name, budget=args.budget, seeds=args.seeds)
+                results.append(row)
+                if not args.json:  # progress: a score takes a campaign per mutant
+                    print(f"refc mutants: {_status(row)}", file=sys.stderr, flush=True)
+    except ScoreInterrupted as e:
+        print(f"refc mutants: interrupted by {e.signal_name} while scoring {name} ({len(results)} of {len(names)} mutants scored)", file=sys.stderr)
+        return 143 if e.signal_name == "SIGTERM" else 130
     survivors = [r["name"] for r in results if not r["killed"]]
     if args.json:
         print(json.dumps({"budget": args.budget, "seeds": args.seeds, "mutants": results}, indent=1))

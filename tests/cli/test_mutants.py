@@ -68,3 +68,21 @@ def test_sigterm_stops_the_score_at_once_and_is_not_counted_as_a_survivor() -> N
     assert proc.returncode == 143, (out, err)
     assert "interrupted by SIGTERM while scoring verify-allow-foreign-state (0 of 1 mutants scored)" in err
     assert "SURVIVED" not in err + out and "Traceback" not in err
+
+
+def test_a_signal_between_two_campaigns_of_a_score_stops_it_as_one_inside_a_campaign() -> None:
+    # each campaign restores the handlers it found: in the gap between two a SIGTERM
+    # met the default action (refc killed, no word; seen as a flaky -15 above)
+    import os
+    import signal
+    import time
+
+    from fuzz.campaign.score import ScoreInterrupted
+    from refc.cli.mutants import _between_campaigns_too
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(ScoreInterrupted) as e:
+        with _between_campaigns_too():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises first
+    assert e.value.signal_name == "SIGTERM" and signal.getsignal(signal.SIGTERM) is before
