@@ -52,6 +52,20 @@ def test_score_with_an_unknown_name_is_bad_usage(capsys: pytest.CaptureFixture[s
     assert code == 2 and "unknown mutant" in err
 
 
+def _wait_until_it_catches(pid: int, sig: int, seconds: float = 60.0) -> None:
+    """Until process ``pid`` has a handler for ``sig`` (its SigCgt mask in /proc)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next(int(line.split()[1], 16) for line in f if line.startswith("SigCgt:"))
+        if caught & (1 << (sig - 1)):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} never caught signal {sig}")
+
+
 def test_sigterm_stops_the_score_at_once_and_is_not_counted_as_a_survivor() -> None:
     # an interrupted campaign says nothing of the mutant: the score stops there
     import signal
@@ -61,7 +75,8 @@ def test_sigterm_stops_the_score_at_once_and_is_not_counted_as_a_survivor() -> N
 
     proc = subprocess.Popen([sys.executable, "-m", "refc", "mutants", "--score", "--only", "verify-allow-foreign-state", "--seeds", "20", "--budget", "60"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
+    _wait_until_it_catches(proc.pid, signal.SIGTERM)  # on a loaded machine refc may still be starting at 4 s
+    time.sleep(2)
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
