@@ -30,6 +30,7 @@ from refcompiler.graph import Graph
 from refcompiler.schedulers import order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
+from refcompiler.proofs.enumerate import legal_orders_of
 
 from fuzz.time_limit import CaseTimeout
 
@@ -148,9 +149,12 @@ def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tu
     return _kahn(graph, deps, rng.randrange)
 
 
-def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
-    """Every legal order when there are at most ``limit``, else ``None``."""
-    orders = list(all_legal_orders(graph, limit=limit + 1))
+def _legal_orders(graph: Graph, limit: int, deps: nx.DiGraph | None = None) -> list[tuple[str, ...]] | None:
+    """Every legal order when there are at most ``limit``, else ``None``.
+    ``deps``: ``graph``'s acyclic dependency graph, when the caller has made it
+    (in the calling context: what ``all_legal_orders`` would make)."""
+    found = all_legal_orders(graph, limit=limit + 1) if deps is None else legal_orders_of(deps, limit=limit + 1)
+    orders = list(found)
     if len(orders) > limit:
         return None
     return orders
@@ -199,9 +203,9 @@ def case_schedules(
     explicit: list[ScheduleChoice] = [
         ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)
     ]
-    explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
+    explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph, deps))))
     if exhaustive_limit:
-        orders = _legal_orders(graph, exhaustive_limit) or []
+        orders = _legal_orders(graph, exhaustive_limit, deps) or []
         explicit.extend(ScheduleChoice(ScheduleSource.EXHAUSTIVE, o) for o in orders)
     seen: set[tuple[str, ...]] = set()
     for c in explicit:
