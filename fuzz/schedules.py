@@ -183,6 +183,7 @@ def case_schedules(
     schedulers: Sequence[str] = ("topo",),
     randoms: int = 1,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+    deps: nx.DiGraph | None = None,
 ) -> list[ScheduleChoice]:
     """The schedules the oracle checks a case under, deterministic in ``seed``:
     each scheduler's own, ``randoms`` random legal orders, the adversarial
@@ -192,10 +193,12 @@ def case_schedules(
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``scheduled_graph``); an empty list of explicit orders otherwise.
+    ``deps``: ``dependency_graph(graph)`` made by the caller in the calling
+    context, when it has it (it is not modified).
     """
     if any(is_plugin(s) for s in schedulers):
         exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
-    deps = dependency_graph(graph)
+    deps = dependency_graph(graph) if deps is None else deps
     if not nx.is_directed_acyclic_graph(deps):
         return [c for s in schedulers for c in scheduler_choices(s, seed)]
     choices = [c for s in schedulers for c in scheduler_choices(s, seed, graph, deps)]
