@@ -30,6 +30,7 @@ from refcompiler.graph import Graph
 from refcompiler.schedulers import order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
+from refcompiler.proofs.enumerate import legal_orders_of
 
 from fuzz.time_limit import CaseTimeout
 
@@ -148,9 +149,12 @@ def random_legal_order(graph: Graph, deps: nx.DiGraph, rng: random.Random) -> tu
     return _kahn(graph, deps, rng.randrange)
 
 
-def _legal_orders(graph: Graph, limit: int) -> list[tuple[str, ...]] | None:
-    """Every legal order when there are at most ``limit``, else ``None``."""
-    orders = list(all_legal_orders(graph, limit=limit + 1))
+def _legal_orders(graph: Graph, limit: int, deps: nx.DiGraph | None = None) -> list[tuple[str, ...]] | None:
+    """Every legal order when there are at most ``limit``, else ``None``.
+    ``deps``: ``graph``'s acyclic dependency graph, when the caller has made it
+    (in the calling context: what ``all_legal_orders`` would make)."""
+    found = all_legal_orders(graph, limit=limit + 1) if deps is None else legal_orders_of(deps, limit=limit + 1)
+    orders = list(found)
     if len(orders) > limit:
         return None
     return orders
@@ -179,6 +183,7 @@ def case_schedules(
     schedulers: Sequence[str] = ("topo",),
     randoms: int = 1,
     exhaustive_limit: int = EXHAUSTIVE_LIMIT,
+    deps: nx.DiGraph | None = None,
 ) -> list[ScheduleChoice]:
     """The schedules the oracle checks a case under, deterministic in ``seed``:
     each scheduler's own, ``randoms`` random legal orders, the adversarial
@@ -188,10 +193,12 @@ def case_schedules(
 
     Needs a schedulable graph: its dependency graph must be acyclic (see
     ``scheduled_graph``); an empty list of explicit orders otherwise.
+    ``deps``: ``dependency_graph(graph)`` made by the caller in the calling
+    context, when it has it (it is not modified).
     """
     if any(is_plugin(s) for s in schedulers):
         exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
-    deps = dependency_graph(graph)
+    deps = dependency_graph(graph) if deps is None else deps
     if not nx.is_directed_acyclic_graph(deps):
         return [c for s in schedulers for c in scheduler_choices(s, seed)]
     choices = [c for s in schedulers for c in scheduler_choices(s, seed, graph, deps)]
@@ -199,9 +206,9 @@ def case_schedules(
     explicit: list[ScheduleChoice] = [
         ScheduleChoice(ScheduleSource.RANDOM, random_legal_order(graph, deps, rng)) for _ in range(randoms)
     ]
-    explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph))))
+    explicit.append(ScheduleChoice(ScheduleSource.ADVERSARIAL, tuple(adversarial_schedule(graph, deps))))
     if exhaustive_limit:
-        orders = _legal_orders(graph, exhaustive_limit) or []
+        orders = _legal_orders(graph, exhaustive_limit, deps) or []
         explicit.extend(ScheduleChoice(ScheduleSource.EXHAUSTIVE, o) for o in orders)
     seen: set[tuple[str, ...]] = set()
     for c in explicit:

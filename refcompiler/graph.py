@@ -54,6 +54,19 @@ class Storage:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @cached_property
+    def _initial(self) -> np.ndarray:
+        """The initial value, made once per storage object (storage is
+        immutable, the value a function of its fields alone) and read-only:
+        ``initial_value`` hands out copies."""
+        value = _make_initial(self)
+        value.flags.writeable = False
+        return value
+
+    def __getstate__(self) -> dict[str, object]:
+        # a pickled or copied storage (a case sent to or from a worker) leaves its value behind
+        return {k: v for k, v in self.__dict__.items() if k != "_initial"}
+
 
 @dataclass(frozen=True)
 class Ref:
@@ -183,6 +196,10 @@ class Graph:
 
 def initial_value(storage: Storage) -> np.ndarray:
     """The storage's initial value as a fresh array (zeros when it has no ``init``)."""
+    return storage._initial.copy()
+
+
+def _make_initial(storage: Storage) -> np.ndarray:
     dtype = np.dtype(storage.dtype.value)
     init = storage.init
     if init is None:

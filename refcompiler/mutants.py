@@ -207,11 +207,15 @@ def get(name: str) -> Mutant:
         raise UsageError(f"unknown mutant {name!r} (known: {known})") from None
 
 
-@contextlib.contextmanager
-def activate(name: str | None) -> Iterator[None]:
-    """Run the block with mutant ``name`` installed (``None``: the correct compiler)."""
+# the correct compiler: nothing to install (a context manager that may be entered any number of times)
+_CORRECT: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
+def activate(name: str | None) -> contextlib.AbstractContextManager[None]:
+    """A context manager running its block with mutant ``name`` installed
+    (``None``: the correct compiler). The oracle enters one per stage and
+    schedule, so the correct compiler's costs no generator. ``UsageError`` for
+    an unknown name."""
     if name is None:
-        yield
-        return
-    with installed(get(name).replacements()):
-        yield
+        return _CORRECT
+    return installed(get(name).replacements())

@@ -16,7 +16,7 @@ import numpy as np
 from specs import OpKind
 
 from refcompiler.errors import ExecutionError
-from refcompiler.graph import Graph, Node, Ref
+from refcompiler.graph import Graph, Node
 from refcompiler.kernels import run_kernel
 from refcompiler.values import Values, bind_inputs, constant_values
 from refcompiler.verifier import evaluation_order
@@ -49,19 +49,15 @@ def run_once(
     results: dict[tuple[str, int], np.ndarray] = {}
     out: Values = {name: v.copy() for name, v in values.items()}
     saved: dict[str, np.ndarray] = {}
-
-    def read(ref: Ref) -> np.ndarray:
-        if graph.is_storage(ref):
-            return entry[ref.name]
-        return results[(ref.name, ref.result)]
-
+    storage, nodes = graph.storage_by_name, graph.node_by_name
     for name in evaluation_order(graph):
-        node = graph.node_by_name[name]
-        ins = [read(r) for r in node.inputs]
+        node = nodes[name]
+        # a storage input (no index) sees its value at entry, else a node's result (``Graph.is_storage``)
+        ins = [entry[r.name] if r.index is None and r.name in storage else results[(r.name, r.index or 0)] for r in node.inputs]
         state = [entry[s] for s in node.state]
         res, new_state = kernel(node, ins, state)
         for k, r in enumerate(res):
-            results[(node.name, k)] = r
+            results[(name, k)] = r
         for s, v in zip(node.state, new_state, strict=True):
             out[s] = v
         if node.op is OpKind.SAVE:

@@ -84,16 +84,20 @@ def check_case(
     graph = case.graph
     if compiler is None and case.target is not None:  # a target's case: that target again
         compiler = case.target.spec
+    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case), symbolic=symbolic)
     if case.schedule is not None:
         choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
     elif case.scheduler is not None:  # recorded: that scheduler, called with that seed
         choices = [ScheduleChoice(ScheduleSource.SCHEDULER, None, case.scheduler, case.scheduler_seed)]
     else:
         def choices() -> Sequence[ScheduleChoice]:
-            found = case_schedules(scheduled_graph(graph), seed=seed, schedulers=schedulers, randoms=randoms, exhaustive_limit=exhaustive_limit)
+            # called inside the mutant; without one, the compiler's scheduled graph and its
+            # model are the correct ones, which the context has made already (``prepared``)
+            scheduled, deps = (ctx.prepared, ctx.deps) if mutant is None else (scheduled_graph(graph), None)
+            found = case_schedules(scheduled, seed=seed, schedulers=schedulers, randoms=randoms,
+                                   exhaustive_limit=exhaustive_limit, deps=deps)
             return _focused(found, focus)
 
-    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case), symbolic=symbolic)
     pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
     for f in iter_findings(ctx, choices, pipelines, chain):

@@ -160,7 +160,11 @@ def prepare(graph: Graph) -> Problem:
     """The problem for ``graph``: ``break_save_cycles`` first (as the compiler
     does), then the dependency graph, which must be acyclic (see
     ``legal_dependency_graph``), and the conflicts."""
-    scheduled = break_save_cycles(graph)
-    deps = legal_dependency_graph(scheduled)
+    deps = dependency_graph(graph)
+    if nx.is_directed_acyclic_graph(deps):
+        scheduled = graph  # what break_save_cycles returns then; its model is made once
+    else:
+        scheduled = break_save_cycles(graph)
+        deps = legal_dependency_graph(scheduled)
     added = tuple(n.name for n in scheduled.nodes if n.name not in graph.node_by_name)
     return Problem(graph=scheduled, deps=deps, conflicts=tuple(conflicts(scheduled)), rewritten=added)

@@ -84,7 +84,7 @@ def witness_schedules(graph: Graph, a: str, b: str) -> tuple[tuple[str, ...], tu
     )
 
 
-def adversarial_schedule(graph: Graph) -> tuple[str, ...]:
+def adversarial_schedule(graph: Graph, deps: nx.DiGraph | None = None) -> tuple[str, ...]:
     """A legal order with writers (saves, owners) as early and readers as late as
     legality allows.
 
@@ -92,8 +92,10 @@ def adversarial_schedule(graph: Graph) -> tuple[str, ...]:
     1 an ancestor of a writer that reads no storage another node writes; 2 such
     a reader (it must precede some writer); 3 any other non-reader; 4 any other
     reader; ties by creation order. Raises SCH-1 (or G-1) if no legal order exists.
+    ``deps``: ``graph``'s dependency graph, acyclic, when the caller has it
+    (made in the same swap context: it is what this would make).
     """
-    deps = legal_dependency_graph(graph)
+    deps = legal_dependency_graph(graph) if deps is None else deps
     effects = node_effects(graph)
     writers_of: dict[str, set[str]] = {}
     for name, eff in effects.items():

@@ -209,3 +209,31 @@ def test_mutants_are_off_by_default() -> None:
     with activate("sched-drop-save-war"):
         assert deps.memory_edges(READ_THEN_SAVE) == []
     assert ("late", "s", "A") in deps.memory_edges(READ_THEN_SAVE)
+
+
+def test_activating_no_mutant_installs_nothing_and_nests():
+    from refcompiler import variants
+    from refcompiler.mutants import activate
+
+    before = variants.active()
+    with activate(None):
+        with activate(None):
+            assert variants.active() is before
+        with activate("sched-drop-save-war"):
+            assert variants.active() is not before and len(variants.active()) == len(before) + 1
+            with activate(None):  # inside a mutant, None leaves the mutant installed
+                assert len(variants.active()) == len(before) + 1
+        assert variants.active() is before
+
+
+def test_an_unknown_mutant_is_refused_before_its_block_runs():
+    import pytest
+
+    from refcompiler.errors import UsageError
+    from refcompiler.mutants import activate
+
+    ran = []
+    with pytest.raises(UsageError, match="unknown mutant"):
+        with activate("no-such-mutant"):
+            ran.append(1)
+    assert ran == []

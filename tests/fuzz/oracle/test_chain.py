@@ -3,15 +3,18 @@ stage added by one entry."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import fuzz.oracle.context as context
+from refcompiler.driver import scheduled_graph
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph_json import load_graph
+from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.case import Case, reject
-from fuzz.oracle import CHAIN, Finding, GraphContext, Location, OracleStage, Stage, check_case, iter_findings
+from fuzz.oracle import CHAIN, Finding, Signature, GraphContext, Location, OracleStage, Stage, check_case, iter_findings
 from fuzz.schedules import ScheduleChoice, ScheduleSource
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,6 +53,52 @@ def test_the_compiler_verifies_and_prepares_once_per_graph(monkeypatch):
     report = check_case(Case(load_graph(READ_THEN_SAVE)), schedulers=("topo", "memory", "random"))
     assert report.finding is None and report.schedules >= 3
     assert len(calls) == 1  # not once per schedule and pipeline
+
+
+def _counting(monkeypatch, module, name):
+    calls = []
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def test_without_a_mutant_the_schedules_come_from_the_context_s_scheduled_graph(monkeypatch):
+    check, schedules = importlib.import_module("fuzz.oracle.check"), importlib.import_module("fuzz.schedules")
+
+    graph = load_graph(READ_THEN_SAVE)
+    want = schedules.case_schedules(scheduled_graph(graph), seed=3, schedulers=("topo", "memory", "random"))
+    scheduled = _counting(monkeypatch, context, "scheduled_graph")
+    models = _counting(monkeypatch, context, "dependency_graph")
+    derived = _counting(monkeypatch, check, "scheduled_graph")
+    given = _counting(monkeypatch, schedules, "dependency_graph")
+    got = []
+    real = check.case_schedules
+    monkeypatch.setattr(check, "case_schedules", lambda *a, **k: got.append(real(*a, **k)) or got[-1])
+    report = check_case(Case(graph), schedulers=("topo", "memory", "random"), seed=3)
+    assert report.finding is None and got == [want]
+    assert len(scheduled) == 1 and len(models) == 1  # made once, for the oracle and the schedules
+    assert derived == [] and given == []
+
+
+def test_under_a_mutant_the_schedules_follow_the_mutant_s_model(monkeypatch):
+    check, schedules = importlib.import_module("fuzz.oracle.check"), importlib.import_module("fuzz.schedules")
+
+    graph = load_graph(READ_THEN_SAVE)
+    with activate("sched-drop-save-war"):
+        want = schedules.case_schedules(scheduled_graph(graph), seed=3, schedulers=("topo",))
+    assert want != schedules.case_schedules(scheduled_graph(graph), seed=3, schedulers=("topo",))
+    derived = _counting(monkeypatch, check, "scheduled_graph")
+    got = []
+    real = check.case_schedules
+    monkeypatch.setattr(check, "case_schedules", lambda *a, **k: got.append(real(*a, **k)) or got[-1])
+    nothing = Signature("none", "none", ())  # matches no finding: every schedule is checked
+    check_case(Case(graph), mutant="sched-drop-save-war", seed=3, target=nothing)
+    assert got == [want] and len(derived) == 1
 
 
 def test_an_error_preparing_the_graph_is_a_finding_for_every_schedule(monkeypatch):

@@ -75,3 +75,45 @@ def test_names_that_are_no_storage_touch_nothing():
         [node("o", OpKind.ACCUMULATE, "A", state=("ghost",)), save("s", "o", "ghost"), node("r", OpKind.RELU, "A")],
     )
     assert conflicts(g) == []
+
+
+def _graphs():
+    found = sorted((ROOT / "examples").glob("*.json")) + sorted((ROOT / "tests" / "data" / "prove").glob("*.json"))
+    out = []
+    for p in found:
+        try:
+            out.append(load_graph(p))
+        except Exception:  # not a graph file of this format: not what this test is about
+            pass
+    return out
+
+
+def test_the_problem_is_the_graph_after_break_save_cycles_and_its_model(monkeypatch):
+    import importlib
+
+    import networkx as nx
+
+    from refcompiler.errors import InvariantViolation
+    from refcompiler.proofs.conflicts import legal_dependency_graph
+
+    dependencies, module = importlib.import_module("refcompiler.deps"), importlib.import_module("refcompiler.proofs.conflicts")
+
+    graphs = _graphs()
+    assert any(not nx.is_directed_acyclic_graph(dependencies.dependency_graph(g)) for g in graphs)  # a save cycle among them
+    for g in graphs:
+        try:
+            want_graph = dependencies.break_save_cycles(g)
+            want_deps = legal_dependency_graph(want_graph)
+        except InvariantViolation:
+            continue
+        calls = []
+        real = dependencies.dependency_graph
+        for where in (module, dependencies):  # break_save_cycles makes one with its module's
+            monkeypatch.setattr(where, "dependency_graph", lambda x: calls.append(x) or real(x))
+        problem = prepare(g)
+        monkeypatch.undo()
+        assert problem.graph == want_graph
+        assert list(problem.deps.nodes) == list(want_deps.nodes) and list(problem.deps.edges(data=True)) == list(want_deps.edges(data=True))
+        assert problem.conflicts == tuple(conflicts(want_graph))
+        if want_graph is g:
+            assert problem.graph is g and len(calls) == 1  # the model is made once
