@@ -114,9 +114,7 @@ class Analysis:
         self.reads: dict[str, list[int]] = {}
         self.writes: dict[str, list[int]] = {}
         self.direct_reads: dict[str, list[int]] = {}
-        for i, instr in enumerate(instrs):
-            if instr.opcode is not Opcode.ALLOC and instr.opcode is not Opcode.DEALLOC:
-                self._index(i, instr)
+        self._uses_in_order()
         self.members: dict[str, set[str]] = {}  # origin -> its views
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
@@ -146,23 +144,48 @@ class Analysis:
         """The program this analysis was made from (``None`` once it is gone)."""
         return self._program()
 
-    def _index(self, i: int, instr: Instr) -> None:
-        """Record the uses of a data instruction or view ``i`` (indices come in order)."""
-        view = instr.opcode is Opcode.VIEW
-        origin = self._origin
-        for operand in instr.operands:
-            name = operand.name
-            root = origin.get(name)
-            if root is None:
-                root = origin[name] = follow_views(self.sources, name)
-            _append_once(self.uses, root, i)
-            if view:
+    def _uses_in_order(self) -> None:
+        """Record the uses of every data instruction and view, in program order
+        (one loop, its table updates inlined: it runs once per program a pass makes)."""
+        sources, origin = self.sources, self._origin
+        uses, reads, writes, direct = self.uses, self.reads, self.writes, self.direct_reads
+        alloc, dealloc, view_op, out_kind, in_kind = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, OperandKind.OUT, OperandKind.IN
+        for i, instr in enumerate(self.instrs):
+            opcode = instr.opcode
+            if opcode is alloc or opcode is dealloc:
                 continue
-            if operand.kind is not OperandKind.OUT:
-                _append_once(self.reads, root, i)
-                _append_once(self.direct_reads, name, i)
-            if operand.kind is not OperandKind.IN:
-                _append_once(self.writes, root, i)
+            view = opcode is view_op
+            for operand in instr.operands:
+                name = operand.name
+                root = origin.get(name)
+                if root is None:
+                    root = origin[name] = follow_views(sources, name) if name in sources else name
+                # each table's lists hold each index once: a repeat is the last one
+                found = uses.get(root)
+                if found is None:
+                    uses[root] = [i]
+                elif found[-1] != i:
+                    found.append(i)
+                if view:
+                    continue
+                kind = operand.kind
+                if kind is not out_kind:
+                    found = reads.get(root)
+                    if found is None:
+                        reads[root] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
+                    found = direct.get(name)
+                    if found is None:
+                        direct[name] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
+                if kind is not in_kind:
+                    found = writes.get(root)
+                    if found is None:
+                        writes[root] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
 
     def origin(self, name: str) -> str:
         """The activation or module buffer at the bottom of ``name``'s chain of views."""
@@ -194,6 +217,12 @@ class Analysis:
         return self._opcode_runs()[1][index]
 
     def _opcode_runs(self) -> tuple[list[int], list[int]]:
+        if self._runs is None:
+            self._runs = _opcode_runs(self.instrs)
+        return self._runs
+
+
+def _opcode_runs(self) -> tuple[list[int], list[int]]:
         if self._runs is None:
             self._runs = _opcode_runs(self.instrs)
         return self._runs
