@@ -33,6 +33,7 @@ from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 __all__ = [
     "Analysis",
     "analyze",
+    "give_analysis",
     "follow_views",
     "is_data",
     "used_names",
@@ -139,6 +140,28 @@ class Analysis:
             if instr.type is not None and instr.name not in types:
                 types[instr.name] = instr.type
 
+    def without_deallocs(self, program: Program) -> "Analysis":
+        """The analysis of ``program``, which must be this analysis's program
+        without its ``dealloc`` instructions (in the same order, the rest the
+        same objects): what ``Analysis(program)`` computes, derived from this one
+        by moving indices. A dealloc defines no name and no type, and is no use."""
+        at, kept = [], 0  # index here -> index in ``program``
+        dealloc = Opcode.DEALLOC
+        for instr in self.instrs:
+            at.append(kept)
+            kept += instr.opcode is not dealloc
+        new = Analysis.__new__(Analysis)
+        new.instrs = program.instrs
+        new._program = weakref.ref(program)
+        new.sources, new.types, new._origin = dict(self.sources), dict(self.types), dict(self._origin)
+        new.allocs = {name: at[i] for name, i in self.allocs.items()}
+        new.deallocs = {}
+        for table in ("uses", "reads", "writes", "direct_reads"):
+            setattr(new, table, {name: [at[i] for i in found] for name, found in getattr(self, table).items()})
+        new.members = {root: set(views) for root, views in self.members.items()}
+        new._runs = None
+        return new
+
     @property
     def program(self) -> Program | None:
         """The program this analysis was made from (``None`` once it is gone)."""
@@ -222,20 +245,6 @@ class Analysis:
         return self._runs
 
 
-def _opcode_runs(self) -> tuple[list[int], list[int]]:
-        if self._runs is None:
-            self._runs = _opcode_runs(self.instrs)
-        return self._runs
-
-
-def _append_once(table: dict[str, list[int]], key: str, index: int) -> None:
-    found = table.get(key)
-    if found is None:
-        table[key] = [index]
-    elif found[-1] != index:  # indices come in order: a repeat is the last one
-        found.append(index)
-
-
 def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
     start = list(range(len(instrs)))
     for i in range(1, len(instrs)):
@@ -268,6 +277,15 @@ def analyze(program: Program) -> Analysis:
     if found is None:
         found = program.__dict__[_ANALYSIS] = Analysis(program)
     return found
+
+
+def give_analysis(program: Program, facts: Analysis) -> None:
+    """Keep ``facts`` as ``program``'s analysis (``analyze`` returns it), unless
+    it has one already. ``facts`` must be what ``Analysis(program)`` computes."""
+    try:
+        program.__dict__.setdefault(_ANALYSIS, facts)
+    except AttributeError:  # a user's program type without a __dict__
+        pass
 
 
 def view_sources(program: Program) -> dict[str, str]:

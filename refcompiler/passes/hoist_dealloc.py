@@ -28,6 +28,8 @@ def hoist_dealloc(program: Program) -> Program:
     """Every dealloc placed right after its activation's last use."""
     deallocs = [i for i in program.instrs if i.opcode is Opcode.DEALLOC]
     rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])
+    if rest is not program:  # its analysis, from the input's rather than from a scan of its own
+        ir_analysis.give_analysis(rest, ir_analysis.analyze(program).without_deallocs(rest))
     after: dict[int, list[Instr]] = {}
     for dealloc in deallocs:
         after.setdefault(last_use(rest, dealloc.name), []).append(dealloc)

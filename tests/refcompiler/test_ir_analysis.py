@@ -106,3 +106,50 @@ def test_a_program_given_its_own_instructions_is_itself_unless_it_has_an_allocat
     assert program.with_instrs(program.instrs[1:] + program.instrs[:1]) is not program
     equal_copies = tuple(replace(i) for i in program.instrs)  # equal, but not its objects
     assert program.with_instrs(equal_copies) is not program and program.with_instrs(equal_copies) == program
+
+
+def _facts(analysis: ir_analysis.Analysis) -> dict[str, object]:
+    """Everything an analysis holds but the (weak) reference to its program."""
+    return {k: v for k, v in vars(analysis).items() if k != "_program"}
+
+
+def _malformed_with_deallocs() -> Program:
+    # deallocs before, between and after uses, twice for one name, of a view and of nothing
+    return Program(
+        "deallocs",
+        (placeholder("P"),),
+        (
+            alloc("%a", F4),
+            dealloc("%v"),
+            view("%v", "%a", F4),
+            dealloc("%a"),
+            Instr(Opcode.KERNEL, "k", (Operand(OperandKind.OUT, "%v"), Operand(OperandKind.IN, "P"))),
+            dealloc("%a"),
+            Instr(Opcode.COPY, "s", (Operand(OperandKind.OUT, "P"), Operand(OperandKind.IN, "%a"))),
+            dealloc("%nothing"),
+        ),
+    )
+
+
+@pytest.mark.parametrize("program", [*_programs(), _malformed_with_deallocs()], ids=lambda p: f"{len(p.instrs)}instrs")
+def test_an_analysis_without_deallocs_is_the_analysis_of_the_program_without_them(program: Program) -> None:
+    facts = ir_analysis.analyze(program)
+    facts.run_end(0)  # a derived analysis makes its own runs: the opcodes change
+    rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])
+    assert rest is not program
+    derived = facts.without_deallocs(rest)
+    assert derived.program is rest
+    assert _facts(derived) == _facts(ir_analysis.Analysis(rest))
+    fresh = ir_analysis.Analysis(program)
+    fresh.run_end(0)
+    assert _facts(facts) == _facts(fresh)  # the input's is left as it was
+
+
+def test_an_analysis_given_to_a_program_is_its_analysis_unless_it_has_one() -> None:
+    program = compile_graph(large_graph(30, seed=0)).program
+    other = program.with_instrs(program.instrs[:-1])
+    given = ir_analysis.Analysis(other)
+    ir_analysis.give_analysis(other, given)
+    assert ir_analysis.analyze(other) is given
+    ir_analysis.give_analysis(other, ir_analysis.Analysis(other))
+    assert ir_analysis.analyze(other) is given
