@@ -76,9 +76,23 @@ class Walk:
         return found
 
     def run(self) -> None:
-        """Walk every instruction, in order, then ``finish``."""
+        """Walk every instruction, in order, then ``finish``. The opcode is tested
+        by identity: cheaper than hashing the enum into a table of handlers."""
+        data, alloc, dealloc, view = self.data, self.alloc, self.dealloc, self.view
+        kernel_op, copy_op, alloc_op, dealloc_op, view_op = Opcode.KERNEL, Opcode.COPY, Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW
         for index, instr in enumerate(self.program.instrs):
-            self.step(index, instr)
+            self.index = index
+            opcode = instr.opcode
+            if opcode is kernel_op or opcode is copy_op:
+                data(instr)
+            elif opcode is alloc_op:
+                alloc(instr)
+            elif opcode is dealloc_op:
+                dealloc(instr)
+            elif opcode is view_op:
+                view(instr)
+            else:
+                raise KeyError(opcode)  # no opcode of the IR: as a table of handlers by opcode would
         self.finish()
 
     def report(self, inv: str, message: str, *names: str) -> None:
@@ -124,18 +138,6 @@ class Walk:
         return True
 
     # -- instructions ----------------------------------------------------
-
-    def step(self, index: int, instr: Instr) -> None:
-        self.index = index
-        opcode = instr.opcode  # tested by identity: cheaper than hashing the enum into a table
-        if opcode is Opcode.KERNEL or opcode is Opcode.COPY:
-            self.data(instr)
-        elif opcode is Opcode.ALLOC:
-            self.alloc(instr)
-        elif opcode is Opcode.DEALLOC:
-            self.dealloc(instr)
-        else:
-            self.view(instr)
 
     def own_operands_ok(self, instr: Instr) -> bool:
         """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
