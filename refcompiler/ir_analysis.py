@@ -140,22 +140,25 @@ class Analysis:
             if instr.type is not None and instr.name not in types:
                 types[instr.name] = instr.type
 
-    def without_deallocs(self, program: Program) -> "Analysis":
-        """The analysis of ``program``, which must be this analysis's program
-        without its ``dealloc`` instructions (in the same order, the rest the
-        same objects): what ``Analysis(program)`` computes, derived from this one
-        by moving indices. A dealloc defines no name and no type, and is no use."""
-        at, kept = [], 0  # index here -> index in ``program``
-        dealloc = Opcode.DEALLOC
-        for instr in self.instrs:
-            at.append(kept)
-            kept += instr.opcode is not dealloc
+    def moved(self, program: Program) -> "Analysis | None":
+        """The analysis of ``program`` (what ``Analysis(program)`` computes) when
+        its instructions other than allocs and deallocs are this analysis's, the
+        same objects in the same order (``None`` otherwise): allocs and deallocs
+        moved, added or dropped. Allocs and deallocs are no uses, so the use
+        tables are this one's with their indices moved; the definitions are
+        scanned anew (no operands), and the views, hence the origins, are the same."""
+        kept = (Opcode.ALLOC, Opcode.DEALLOC)
+        mine = [i for i, instr in enumerate(self.instrs) if instr.opcode not in kept]
+        theirs = [i for i, instr in enumerate(program.instrs) if instr.opcode not in kept]
+        if len(mine) != len(theirs) or any(self.instrs[a] is not program.instrs[b] for a, b in zip(mine, theirs)):
+            return None
+        at = dict(zip(mine, theirs))
         new = Analysis.__new__(Analysis)
         new.instrs = program.instrs
         new._program = weakref.ref(program)
-        new.sources, new.types, new._origin = dict(self.sources), dict(self.types), dict(self._origin)
-        new.allocs = {name: at[i] for name, i in self.allocs.items()}
-        new.deallocs = {}
+        new.sources, new.types, new.allocs, new.deallocs = {}, {b.name: b.type for b in program.buffers}, {}, {}
+        new._definitions()
+        new._origin = dict(self._origin)
         for table in ("uses", "reads", "writes", "direct_reads"):
             setattr(new, table, {name: [at[i] for i in found] for name, found in getattr(self, table).items()})
         new.members = {root: set(views) for root, views in self.members.items()}
@@ -279,9 +282,12 @@ def analyze(program: Program) -> Analysis:
     return found
 
 
-def give_analysis(program: Program, facts: Analysis) -> None:
+def give_analysis(program: Program, facts: Analysis | None) -> None:
     """Keep ``facts`` as ``program``'s analysis (``analyze`` returns it), unless
-    it has one already. ``facts`` must be what ``Analysis(program)`` computes."""
+    it has one already or ``facts`` is ``None``. ``facts`` must be what
+    ``Analysis(program)`` computes."""
+    if facts is None:
+        return
     try:
         program.__dict__.setdefault(_ANALYSIS, facts)
     except AttributeError:  # a user's program type without a __dict__

@@ -41,4 +41,7 @@ def sink_alloc(program: Program) -> Program:
         out.extend(before.get(i, ()))
         out.append(instr)
     out.extend(before.get(end, ()))
-    return program.with_instrs(out)  # the program itself when nothing moved
+    result = program.with_instrs(out)  # the program itself when nothing moved
+    if result is not program:  # only allocs moved: its analysis is the input's, moved
+        ir_analysis.give_analysis(result, facts.moved(result))
+    return result
