@@ -20,12 +20,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Mapping
+from typing import Mapping, TypeVar
 
 from specs import OpKind, TensorType
 
 from refcompiler.graph import Init
 from refcompiler.spec import spec_of
+
+_T = TypeVar("_T")
 
 __all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "signature_problem"]
 
@@ -108,6 +110,8 @@ class Instr:
         """This instruction with every operand named by a key of ``names``
         renamed to its value (and its own name, for ``alloc``/``dealloc``/``view``);
         all at once, not in turn; itself when nothing is renamed."""
+        if not names:
+            return self
         renames_self = self.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and self.name in names
         if not renames_self and all(o.name not in names for o in self.operands):
             return self
@@ -115,9 +119,10 @@ class Instr:
         if type(self) is not Instr or any(type(o) is not Operand for o in self.operands):
             operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in self.operands)
             return replace(self, operands=operands, name=name)
-        # built directly: ``replace`` inspects the fields on every call, and passes rename many instructions
-        operands = tuple(Operand(o.kind, names[o.name]) if o.name in names else o for o in self.operands)
-        return Instr(self.opcode, name, operands, self.op, self.attrs, self.type)
+        # built directly (``_plain``): passes rename many instructions
+        operands = tuple(_plain(Operand, {"kind": o.kind, "name": names[o.name]}) if o.name in names else o for o in self.operands)
+        fields = {"opcode": self.opcode, "name": name, "operands": operands, "op": self.op, "attrs": self.attrs, "type": self.type}
+        return _plain(Instr, fields)
 
 
 @dataclass(frozen=True)
@@ -206,18 +211,10 @@ class Program:
         ``passes`` changes."""
         if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
             return replace(self, **changes)  # type: ignore[arg-type]
-        get = changes.get
-        new = Program(
-            get("name", self.name),  # type: ignore[arg-type]
-            get("buffers", self.buffers),  # type: ignore[arg-type]
-            get("instrs", self.instrs),  # type: ignore[arg-type]
-            get("schedule", self.schedule),  # type: ignore[arg-type]
-            get("offsets", self.offsets),  # type: ignore[arg-type]
-            get("peak_bytes", self.peak_bytes),  # type: ignore[arg-type]
-            get("passes", self.passes),  # type: ignore[arg-type]
-            get("saves", self.saves),  # type: ignore[arg-type]
-        )
         known = self.__dict__
+        fields = {f: known[f] for f in _PROGRAM_FIELDS}
+        fields.update(changes)
+        new = _plain(Program, fields)
         if new.buffers is self.buffers and "buffer_by_name" in known:
             new.__dict__["buffer_by_name"] = known["buffer_by_name"]
         if new.saves is self.saves and "placeholder_writers" in known:
@@ -230,6 +227,17 @@ class Program:
 
 
 _PROGRAM_FIELDS = ("name", "buffers", "instrs", "schedule", "offsets", "peak_bytes", "passes", "saves")
+
+
+def _plain(cls: type[_T], fields: dict[str, object]) -> _T:
+    """``cls(**fields)`` for one of the frozen dataclasses above, built directly:
+    their ``__init__`` sets each field through ``object.__setattr__``, several
+    times the cost of filling the instance's ``__dict__``, and none of them
+    checks or derives anything on construction. ``fields``: every field, each
+    once (the dict becomes the instance's own)."""
+    new = object.__new__(cls)
+    new.__dict__.update(fields)
+    return new
 
 
 def signature_problem(instr: Instr) -> str | None:

@@ -33,6 +33,7 @@ from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 __all__ = [
     "Analysis",
     "analyze",
+    "give_analysis",
     "follow_views",
     "is_data",
     "used_names",
@@ -114,9 +115,7 @@ class Analysis:
         self.reads: dict[str, list[int]] = {}
         self.writes: dict[str, list[int]] = {}
         self.direct_reads: dict[str, list[int]] = {}
-        for i, instr in enumerate(instrs):
-            if instr.opcode is not Opcode.ALLOC and instr.opcode is not Opcode.DEALLOC:
-                self._index(i, instr)
+        self._uses_in_order()
         self.members: dict[str, set[str]] = {}  # origin -> its views
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
@@ -141,28 +140,78 @@ class Analysis:
             if instr.type is not None and instr.name not in types:
                 types[instr.name] = instr.type
 
+    def moved(self, program: Program) -> "Analysis | None":
+        """The analysis of ``program`` (what ``Analysis(program)`` computes) when
+        its instructions other than allocs and deallocs are this analysis's, the
+        same objects in the same order (``None`` otherwise): allocs and deallocs
+        moved, added or dropped. Allocs and deallocs are no uses, so the use
+        tables are this one's with their indices moved; the definitions are
+        scanned anew (no operands), and the views, hence the origins, are the same."""
+        kept = (Opcode.ALLOC, Opcode.DEALLOC)
+        mine = [i for i, instr in enumerate(self.instrs) if instr.opcode not in kept]
+        theirs = [i for i, instr in enumerate(program.instrs) if instr.opcode not in kept]
+        if len(mine) != len(theirs) or any(self.instrs[a] is not program.instrs[b] for a, b in zip(mine, theirs)):
+            return None
+        at = dict(zip(mine, theirs))
+        new = Analysis.__new__(Analysis)
+        new.instrs = program.instrs
+        new._program = weakref.ref(program)
+        new.sources, new.types, new.allocs, new.deallocs = {}, {b.name: b.type for b in program.buffers}, {}, {}
+        new._definitions()
+        new._origin = dict(self._origin)
+        for table in ("uses", "reads", "writes", "direct_reads"):
+            setattr(new, table, {name: [at[i] for i in found] for name, found in getattr(self, table).items()})
+        new.members = {root: set(views) for root, views in self.members.items()}
+        new._runs = None
+        return new
+
     @property
     def program(self) -> Program | None:
         """The program this analysis was made from (``None`` once it is gone)."""
         return self._program()
 
-    def _index(self, i: int, instr: Instr) -> None:
-        """Record the uses of a data instruction or view ``i`` (indices come in order)."""
-        view = instr.opcode is Opcode.VIEW
-        origin = self._origin
-        for operand in instr.operands:
-            name = operand.name
-            root = origin.get(name)
-            if root is None:
-                root = origin[name] = follow_views(self.sources, name)
-            _append_once(self.uses, root, i)
-            if view:
+    def _uses_in_order(self) -> None:
+        """Record the uses of every data instruction and view, in program order
+        (one loop, its table updates inlined: it runs once per program a pass makes)."""
+        sources, origin = self.sources, self._origin
+        uses, reads, writes, direct = self.uses, self.reads, self.writes, self.direct_reads
+        alloc, dealloc, view_op, out_kind, in_kind = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, OperandKind.OUT, OperandKind.IN
+        for i, instr in enumerate(self.instrs):
+            opcode = instr.opcode
+            if opcode is alloc or opcode is dealloc:
                 continue
-            if operand.kind is not OperandKind.OUT:
-                _append_once(self.reads, root, i)
-                _append_once(self.direct_reads, name, i)
-            if operand.kind is not OperandKind.IN:
-                _append_once(self.writes, root, i)
+            view = opcode is view_op
+            for operand in instr.operands:
+                name = operand.name
+                root = origin.get(name)
+                if root is None:
+                    root = origin[name] = follow_views(sources, name) if name in sources else name
+                # each table's lists hold each index once: a repeat is the last one
+                found = uses.get(root)
+                if found is None:
+                    uses[root] = [i]
+                elif found[-1] != i:
+                    found.append(i)
+                if view:
+                    continue
+                kind = operand.kind
+                if kind is not out_kind:
+                    found = reads.get(root)
+                    if found is None:
+                        reads[root] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
+                    found = direct.get(name)
+                    if found is None:
+                        direct[name] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
+                if kind is not in_kind:
+                    found = writes.get(root)
+                    if found is None:
+                        writes[root] = [i]
+                    elif found[-1] != i:
+                        found.append(i)
 
     def origin(self, name: str) -> str:
         """The activation or module buffer at the bottom of ``name``'s chain of views."""
@@ -199,14 +248,6 @@ class Analysis:
         return self._runs
 
 
-def _append_once(table: dict[str, list[int]], key: str, index: int) -> None:
-    found = table.get(key)
-    if found is None:
-        table[key] = [index]
-    elif found[-1] != index:  # indices come in order: a repeat is the last one
-        found.append(index)
-
-
 def _opcode_runs(instrs: tuple[Instr, ...]) -> tuple[list[int], list[int]]:
     start = list(range(len(instrs)))
     for i in range(1, len(instrs)):
@@ -239,6 +280,18 @@ def analyze(program: Program) -> Analysis:
     if found is None:
         found = program.__dict__[_ANALYSIS] = Analysis(program)
     return found
+
+
+def give_analysis(program: Program, facts: Analysis | None) -> None:
+    """Keep ``facts`` as ``program``'s analysis (``analyze`` returns it), unless
+    it has one already or ``facts`` is ``None``. ``facts`` must be what
+    ``Analysis(program)`` computes."""
+    if facts is None:
+        return
+    try:
+        program.__dict__.setdefault(_ANALYSIS, facts)
+    except AttributeError:  # a user's program type without a __dict__
+        pass
 
 
 def view_sources(program: Program) -> dict[str, str]:

@@ -103,6 +103,7 @@ class Lowering:
         self.saves = tuple(_saves(graph))
         self.reuse = key_of(lower_state_operands) not in active()
         self.blocks: dict[str, tuple[Instr, ...]] = {}  # node -> its instructions (when ``reuse``)
+        self.deallocs: dict[str, Instr] = {}  # activation -> its dealloc, the same object in every order (when ``reuse``)
 
     def operand(self, ref: Ref) -> str:
         if self.graph.is_storage(ref):
@@ -128,7 +129,7 @@ class Lowering:
         program = Program(
             name=graph.name,
             buffers=self.buffers,
-            instrs=tuple(_with_deallocs(body)),
+            instrs=tuple(_with_deallocs(body, self.deallocs if self.reuse else {})),
             schedule=tuple(schedule),
             saves=self.saves,
         )
@@ -184,8 +185,10 @@ def _lower_node(
     return out
 
 
-def _with_deallocs(body: list[Instr]) -> list[Instr]:
-    """``body`` with a ``dealloc`` of each activation right after its last use."""
+def _with_deallocs(body: list[Instr], made: dict[str, Instr]) -> list[Instr]:
+    """``body`` with a ``dealloc`` of each activation right after its last use.
+    ``made``: the deallocs made so far, by activation (one is a function of the
+    name alone), to take from and add to."""
     sources: dict[str, str] = {}  # view -> its source
     allocated: list[str] = []
     last_use: dict[str, int] = {}
@@ -206,7 +209,11 @@ def _with_deallocs(body: list[Instr]) -> list[Instr]:
     out: list[Instr] = []
     for i, instr in enumerate(body):
         out.append(instr)
-        out.extend(Instr(Opcode.DEALLOC, a, (Operand(OperandKind.IN, a),)) for a in ends.get(i, ()))
+        for a in ends.get(i, ()):
+            dealloc = made.get(a)
+            if dealloc is None:
+                dealloc = made[a] = Instr(Opcode.DEALLOC, a, (Operand(OperandKind.IN, a),))
+            out.append(dealloc)
     return out
 
 

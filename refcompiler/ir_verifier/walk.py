@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from specs import OpKind, OpSpec, TensorType
 
+from refcompiler import variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_analysis import follow_views
@@ -23,6 +24,22 @@ _COPY_KINDS = (OperandKind.OUT, OperandKind.IN)
 def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...]:
     """A kernel's operand kinds: its results, inputs and state, in that order."""
     return (OperandKind.OUT,) * n_out + (OperandKind.IN,) * n_in + (OperandKind.INOUT,) * n_state
+
+
+# The specs the walks under the last swap table asked for (``spec_of``, one
+# per op kind: a bounded table). ``spec_of`` is a function of the op kind and
+# the swap points installed (it is one): a walk under another swap table starts
+# afresh. The table is held here, so that its identity stays unique while kept.
+_SPECS: tuple[object, dict[OpKind, OpSpec]] = (None, {})
+
+
+def _specs_under(swaps: object) -> dict[OpKind, OpSpec]:
+    """The specs known under swap table ``swaps`` (``variants.active()``), to add to."""
+    global _SPECS
+    known = _SPECS
+    if known[0] is not swaps:
+        known = _SPECS = (swaps, {})
+    return known[1]
 
 
 @dataclass
@@ -45,14 +62,8 @@ class Walk:
         # producing the saved value once copy elimination has removed the copy.
         self.allowed_writers = self.program.placeholder_writers
         self.index = 0
-        self.specs: dict[OpKind, OpSpec] = {}
-        self.handlers = {
-            Opcode.ALLOC: self.alloc,
-            Opcode.DEALLOC: self.dealloc,
-            Opcode.VIEW: self.view,
-            Opcode.COPY: self.data,
-            Opcode.KERNEL: self.data,
-        }
+        # what the walk asks of the op table, shared by the walks under one swap table
+        self.specs = _specs_under(variants.active())
 
     @functools.cached_property
     def defined_at(self) -> dict[str, int]:
@@ -65,11 +76,23 @@ class Walk:
         return found
 
     def run(self) -> None:
-        """Walk every instruction, in order, then ``finish``."""
-        handlers = self.handlers
+        """Walk every instruction, in order, then ``finish``. The opcode is tested
+        by identity: cheaper than hashing the enum into a table of handlers."""
+        data, alloc, dealloc, view = self.data, self.alloc, self.dealloc, self.view
+        kernel_op, copy_op, alloc_op, dealloc_op, view_op = Opcode.KERNEL, Opcode.COPY, Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW
         for index, instr in enumerate(self.program.instrs):
             self.index = index
-            handlers[instr.opcode](instr)
+            opcode = instr.opcode
+            if opcode is kernel_op or opcode is copy_op:
+                data(instr)
+            elif opcode is alloc_op:
+                alloc(instr)
+            elif opcode is dealloc_op:
+                dealloc(instr)
+            elif opcode is view_op:
+                view(instr)
+            else:
+                raise KeyError(opcode)  # no opcode of the IR: as a table of handlers by opcode would
         self.finish()
 
     def report(self, inv: str, message: str, *names: str) -> None:
@@ -115,10 +138,6 @@ class Walk:
         return True
 
     # -- instructions ----------------------------------------------------
-
-    def step(self, index: int, instr: Instr) -> None:
-        self.index = index
-        self.handlers[instr.opcode](instr)
 
     def own_operands_ok(self, instr: Instr) -> bool:
         """``alloc``/``dealloc`` may list the name they define or end, and nothing else."""
@@ -190,21 +209,26 @@ class Walk:
         placeholders: list[tuple[Operand, str]] = []  # (operand, origin) on placeholders
         written: set[str] = set()
         read: set[str] = set()
+        freed, initialised = self.freed, self.initialised
+        unwritten = False  # an operand IR-2 reports
         for position, operand in enumerate(instr.operands):
             name = operand.name
             root = follow_views(views, name) if name in views else name
             buffer = buffers.get(root)
-            if buffer is None and (root not in allocated or root in self.freed):
+            if buffer is None and (root not in allocated or root in freed):
                 self.report("IR-1", self.unresolved(name), name)  # type: ignore[arg-type]  # not usable here
                 continue
             resolved.append((position, operand, root))
-            writes = operand.kind is not OperandKind.IN
+            kind = operand.kind
+            writes = kind is not OperandKind.IN
             if writes:
                 shared = shared or root in written or root in read
                 written.add(root)
             else:
                 shared = shared or root in written
                 read.add(root)
+            if kind is not OperandKind.OUT and root not in initialised and root in allocated:
+                unwritten = True
             if buffer is not None:
                 kind = buffer.kind
                 module = module or kind is BufferKind.OWNED or (writes and kind is BufferKind.CONSTANT)
@@ -214,7 +238,8 @@ class Walk:
             for _, operand, root in resolved:
                 self.check_ir3(operand, root)
                 self.check_ir5(instr, operand, root)
-        self.check_ir2(resolved)
+        if unwritten:
+            self.check_ir2(resolved)
         if placeholders:
             check_ir4(self, instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
@@ -224,7 +249,7 @@ class Walk:
     # -- signatures (IR-1) -------------------------------------------------
 
     def signature_ok(self, instr: Instr) -> bool:
-        kinds = tuple(o.kind for o in instr.operands)
+        kinds = tuple([o.kind for o in instr.operands])
         if instr.opcode is Opcode.COPY:
             if kinds != _COPY_KINDS:
                 self.report("IR-1", "a copy takes @out destination, @in source", instr.name)
@@ -249,7 +274,7 @@ class Walk:
         return True
 
     def spec(self, op: OpKind) -> OpSpec:
-        """``spec_of(op)``, asked once per op and walk (the swap points do not change during one)."""
+        """``spec_of(op)``, asked once per op and swap table (``_specs_under``)."""
         found = self.specs.get(op)
         if found is None:
             found = self.specs[op] = spec_of(op)

@@ -28,6 +28,8 @@ def hoist_dealloc(program: Program) -> Program:
     """Every dealloc placed right after its activation's last use."""
     deallocs = [i for i in program.instrs if i.opcode is Opcode.DEALLOC]
     rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])
+    if rest is not program:  # its analysis, moved from the input's rather than from a scan of its own
+        ir_analysis.give_analysis(rest, ir_analysis.analyze(program).moved(rest))
     after: dict[int, list[Instr]] = {}
     for dealloc in deallocs:
         after.setdefault(last_use(rest, dealloc.name), []).append(dealloc)
@@ -37,4 +39,7 @@ def hoist_dealloc(program: Program) -> Program:
     for i, instr in enumerate(rest.instrs):
         out.append(instr)
         out.extend(after.get(i, ()))
-    return program.with_instrs(out)  # the program itself when nothing moved
+    result = program.with_instrs(out)  # the program itself when nothing moved
+    if result is not program:  # only deallocs moved: the allocator reads its analysis next
+        ir_analysis.give_analysis(result, ir_analysis.analyze(rest).moved(result))
+    return result

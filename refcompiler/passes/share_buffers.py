@@ -24,6 +24,7 @@ activation with its own ``alloc`` that this instruction is the first to use
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Callable
 
 from specs import TensorType
@@ -152,12 +153,23 @@ class Sharing:
         self.names: dict[str, str] = {}  # shared result -> the input whose buffer it took
         self.renamed = self.names.keys()
         self.merged: dict[str, str] = {}  # origin of a shared result -> origin it joined
-        self.members = {root: set(views) for root, views in facts.members.items()}
         self.first_use = {root: found[0] for root, found in facts.uses.items()}
-        self.last_write = {root: found[-1] for root, found in facts.writes.items()}
-        self.last_read = {name: found[-1] for name, found in facts.direct_reads.items()}
         self.dealloc_at = dict(facts.deallocs)
         self.slots: dict[int, Instr | None] = {}  # index -> what it holds now (None: dropped)
+
+    # Made on first use, from the analysis (which does not change): most kernels
+    # are turned down before anything asks for these.
+    @cached_property
+    def members(self) -> dict[str, set[str]]:
+        return {root: set(views) for root, views in self.facts.members.items()}
+
+    @cached_property
+    def last_write(self) -> dict[str, int]:
+        return {root: found[-1] for root, found in self.facts.writes.items()}
+
+    @cached_property
+    def last_read(self) -> dict[str, int]:
+        return {name: found[-1] for name, found in self.facts.direct_reads.items()}
 
     def origin(self, name: str) -> str:
         root = self.facts.origin(name)

@@ -15,23 +15,33 @@ from refcompiler.ir import Instr, Opcode, Program
 __all__ = ["sink_alloc"]
 
 
-def _first_use(program: Program, name: str) -> int:
-    found = ir_analysis.first_use(program, name)
-    if found is None:
-        found = ir_analysis.dealloc_index(program, name)
-    return len(program.instrs) if found is None else found
+def _first_use(facts: ir_analysis.Analysis, name: str, end: int) -> int:
+    """Index of the first use of ``name`` (else of its first dealloc; else ``end``).
+    Allocs neither use nor end a name, so the analysis of ``program`` tells what
+    that of the program without its allocs would, at the same instructions."""
+    found = facts.uses_of(name)
+    if found:
+        return found[0]
+    return facts.deallocs.get(name, end)
 
 
 def sink_alloc(program: Program) -> Program:
     """Every alloc placed right before its activation's first use."""
-    allocs = [i for i in program.instrs if i.opcode is Opcode.ALLOC]
-    rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.ALLOC])
-    before: dict[int, list[Instr]] = {}
-    for alloc in allocs:
-        before.setdefault(_first_use(rest, alloc.name), []).append(alloc)
+    facts = ir_analysis.analyze(program)
+    instrs = program.instrs
+    end = len(instrs)
+    before: dict[int, list[Instr]] = {}  # index (in ``program``) of a non-alloc -> the allocs to put before it
+    for instr in instrs:
+        if instr.opcode is Opcode.ALLOC:
+            before.setdefault(_first_use(facts, instr.name, end), []).append(instr)
     out: list[Instr] = []
-    for i, instr in enumerate(rest.instrs):
+    for i, instr in enumerate(instrs):
+        if instr.opcode is Opcode.ALLOC:
+            continue
         out.extend(before.get(i, ()))
         out.append(instr)
-    out.extend(before.get(len(rest.instrs), ()))
-    return program.with_instrs(out)  # the program itself when nothing moved
+    out.extend(before.get(end, ()))
+    result = program.with_instrs(out)  # the program itself when nothing moved
+    if result is not program:  # only allocs moved: its analysis is the input's, moved
+        ir_analysis.give_analysis(result, facts.moved(result))
+    return result

@@ -25,3 +25,32 @@ def test_renamed_renames_what_an_alloc_dealloc_or_view_defines() -> None:
 def test_renamed_gives_the_instruction_itself_when_nothing_is_renamed() -> None:
     copy = Instr(Opcode.COPY, "s", (Operand(OUT, "out"), Operand(IN, "%a")))
     assert copy.renamed({"%z": "%y"}) is copy
+
+
+def test_the_ir_built_directly_is_what_its_constructor_builds() -> None:
+    # ``renamed`` and ``Program``'s copies build instances without ``__init__``
+    # (``ir._plain``): the result is equal, hashes the same and holds the same fields.
+    from dataclasses import fields
+
+    from refcompiler.driver import compile_graph
+    from refcompiler.ir import Instr, Operand, Program
+    from refcompiler.proofs.scale import large_graph
+
+    program = compile_graph(large_graph(30, seed=0), pipeline="O2").program
+    names = {o.name: o.name + ".x" for i in program.instrs for o in i.operands}
+    for instr in program.instrs:
+        got = instr.renamed(names)
+        want = Instr(
+            instr.opcode,
+            names.get(instr.name, instr.name) if instr.opcode.value in ("alloc", "dealloc", "view") else instr.name,
+            tuple(Operand(o.kind, names[o.name]) for o in instr.operands),
+            instr.op,
+            instr.attrs,
+            instr.type,
+        )
+        assert got == want and hash(got) == hash(want) and vars(got) == vars(want)
+        assert all(vars(a) == vars(b) for a, b in zip(got.operands, want.operands))
+    copied = program.with_passes(("again",))
+    want = Program(**{f.name: getattr(program, f.name) for f in fields(Program) if f.name != "passes"}, passes=("again",))
+    assert copied == want and copied.passes == ("again",)
+    assert {k: v for k, v in vars(copied).items() if k in vars(want)} == vars(want)

@@ -106,3 +106,83 @@ def test_a_program_given_its_own_instructions_is_itself_unless_it_has_an_allocat
     assert program.with_instrs(program.instrs[1:] + program.instrs[:1]) is not program
     equal_copies = tuple(replace(i) for i in program.instrs)  # equal, but not its objects
     assert program.with_instrs(equal_copies) is not program and program.with_instrs(equal_copies) == program
+
+
+def _facts(analysis: ir_analysis.Analysis) -> dict[str, object]:
+    """Everything an analysis holds but the (weak) reference to its program."""
+    return {k: v for k, v in vars(analysis).items() if k != "_program"}
+
+
+def _malformed_with_deallocs() -> Program:
+    # deallocs before, between and after uses, twice for one name, of a view and of nothing
+    return Program(
+        "deallocs",
+        (placeholder("P"),),
+        (
+            alloc("%a", F4),
+            dealloc("%v"),
+            view("%v", "%a", F4),
+            dealloc("%a"),
+            Instr(Opcode.KERNEL, "k", (Operand(OperandKind.OUT, "%v"), Operand(OperandKind.IN, "P"))),
+            dealloc("%a"),
+            Instr(Opcode.COPY, "s", (Operand(OperandKind.OUT, "P"), Operand(OperandKind.IN, "%a"))),
+            dealloc("%nothing"),
+        ),
+    )
+
+
+def _moves(program: Program) -> list[Program]:
+    """``program`` with its deallocs dropped, its allocs dropped, each moved to the
+    end, and both reversed in place: the other instructions kept in order."""
+    instrs = list(program.instrs)
+    movable = (Opcode.ALLOC, Opcode.DEALLOC)
+    out = []
+    for opcode in movable:
+        out.append([i for i in instrs if i.opcode is not opcode])
+        out.append([i for i in instrs if i.opcode is not opcode] + [i for i in instrs if i.opcode is opcode])
+    slots = [k for k, i in enumerate(instrs) if i.opcode in movable]
+    flipped = list(instrs)
+    for k, i in zip(slots, reversed([instrs[k] for k in slots])):
+        flipped[k] = i
+    out.append(flipped)
+    return [program.with_instrs(x) for x in out]
+
+
+@pytest.mark.parametrize("program", [*_programs(), _malformed_with_deallocs()], ids=lambda p: f"{len(p.instrs)}instrs")
+def test_an_analysis_moved_is_the_analysis_of_the_program_with_allocs_and_deallocs_moved(program: Program) -> None:
+    facts = ir_analysis.analyze(program)
+    facts.run_end(0)  # a moved analysis makes its own runs: the opcodes change
+    for other in _moves(program):
+        moved = facts.moved(other)
+        assert moved is not None and moved.program is other
+        assert _facts(moved) == _facts(ir_analysis.Analysis(other))
+    fresh = ir_analysis.Analysis(program)
+    fresh.run_end(0)
+    assert _facts(facts) == _facts(fresh)  # the input's is left as it was
+
+
+def test_an_analysis_is_not_moved_to_a_program_with_other_data_instructions_or_views() -> None:
+    program = _programs()[1]
+    facts = ir_analysis.analyze(program)
+    data = [k for k, i in enumerate(program.instrs) if ir_analysis.is_data(i)]
+    views = [k for k, i in enumerate(program.instrs) if i.opcode is Opcode.VIEW]
+    dropped = program.with_instrs(program.instrs[: data[0]] + program.instrs[data[0] + 1 :])
+    assert facts.moved(dropped) is None
+    first = program.instrs[data[0]]
+    rebuilt = program.with_instrs(tuple(replace(i) if i is first else i for i in program.instrs))  # equal, not the same
+    assert facts.moved(rebuilt) is None
+    swapped = list(program.instrs)
+    swapped[data[0]], swapped[data[1]] = swapped[data[1]], swapped[data[0]]
+    assert facts.moved(program.with_instrs(swapped)) is None
+    if views:
+        assert facts.moved(program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.VIEW])) is None
+
+
+def test_an_analysis_given_to_a_program_is_its_analysis_unless_it_has_one() -> None:
+    program = compile_graph(large_graph(30, seed=0)).program
+    other = program.with_instrs(program.instrs[:-1])
+    given = ir_analysis.Analysis(other)
+    ir_analysis.give_analysis(other, given)
+    assert ir_analysis.analyze(other) is given
+    ir_analysis.give_analysis(other, ir_analysis.Analysis(other))
+    assert ir_analysis.analyze(other) is given

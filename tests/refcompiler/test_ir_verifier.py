@@ -502,3 +502,27 @@ def test_a_verdict_kept_on_a_program_goes_with_a_change_of_passes_only(monkeypat
     names = [i.name for i in p.instrs if i.opcode is Opcode.ALLOC]
     overlapping = p.with_allocation(tuple((n, 0) for n in names), 16)
     assert "MEM-1" in ids(overlapping) and len(walked) == 2
+
+
+def test_the_specs_a_walk_keeps_are_those_of_the_swap_points_installed() -> None:
+    # The walk keeps the specs it asked for across walks, per swap table: a
+    # swapped spec (here ``relu`` taking two inputs) is seen by the walks under
+    # it, and the correct one again once it is gone, in either order.
+    from specs import op_spec
+
+    from refcompiler import spec, variants
+
+    def two_input_relu(kind: OpKind):
+        found = op_spec(kind)
+        return replace(found, inputs=found.inputs * 2) if kind is OpKind.RELU else found
+
+    def relu_reports(p: Program) -> list[str]:
+        return [v.invariant for v in program_violations(p) if "relu takes" in str(v)]
+
+    p = clean()
+    assert program_violations(p) == []
+    for _ in range(2):
+        with variants.installed({spec.spec_of: two_input_relu}):
+            assert relu_reports(p) == ["IR-1"]
+            assert relu_reports(replace(p, name="other")) == ["IR-1"]  # a walk of its own, same table
+        assert program_violations(replace(p, name="again")) == []

@@ -190,3 +190,26 @@ def test_one_lowering_for_many_orders_gives_what_lowering_each_alone_gives() -> 
             assert shared.reuse is (mutant is None)
             for order in sorted(orders):
                 assert print_program(shared.lower(order)) == print_program(lower(graph, order))
+
+
+def test_the_deallocs_of_one_lowering_are_shared_by_its_orders_and_equal_to_fresh_ones() -> None:
+    from refcompiler.lowering import Lowering
+    from refcompiler.mutants import activate
+
+    graph = load_graph(Path(__file__).resolve().parents[2] / "examples" / "embedding_update.json")
+    deps = dependency_graph(graph)
+    orders = sorted({tuple(SCHEDULERS["random"](graph, deps, seed)) for seed in range(20)})
+    for mutant in (None, "lower-state-no-writeback"):
+        with activate(mutant):
+            shared = Lowering(graph)
+            seen: dict[str, Instr] = {}
+            repeats = 0
+            for order in orders:
+                for instr in shared.lower(order).instrs:
+                    if instr.opcode is Opcode.DEALLOC:
+                        assert instr == Instr(Opcode.DEALLOC, instr.name, (Operand(OperandKind.IN, instr.name),))
+                        if instr.name in seen:  # kept only where the names are not the order's own
+                            assert (seen[instr.name] is instr) is shared.reuse
+                            repeats += 1
+                        seen[instr.name] = instr
+            assert repeats and len(shared.deallocs) == (len(seen) if shared.reuse else 0)
