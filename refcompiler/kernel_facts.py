@@ -12,24 +12,27 @@ __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 # (@out count, @in count, the attributes' defaults, each result's in-place inputs)
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
 
-# (swap table id, opcode, op, operand kinds) -> (swap table, facts); bounded (cleared when full)
-_FACTS: dict[tuple[int, Opcode, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
+# (ids of: the swap table, the opcode, the op, the operand kinds) -> (those
+# objects, facts); bounded (cleared when full). Keyed by identity: an enum's
+# hash is a Python call, and the identities are checked on a hit (the entry
+# holds the objects, so their ids are not reused while it is kept).
+_FACTS: dict[tuple[int, ...], tuple[tuple[object, ...], "KernelFacts | str"]] = {}
 FACTS_KEPT = 1024
 
 
 def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
     """``_facts(instr)`` under the swap table ``swaps`` (``variants.active()``,
     installed now), kept by that table, the opcode, the op and the operand
-    kinds (all it is a function of); the table is held by the entry, so its
-    identity is not reused while the entry is kept."""
-    key = (id(swaps), instr.opcode, instr.op, tuple(o.kind for o in instr.operands))
+    kinds (all it is a function of)."""
+    objects = (swaps, instr.opcode, instr.op, *[o.kind for o in instr.operands])
+    key = tuple(map(id, objects))
     found = _FACTS.get(key)
-    if found is not None and found[0] is swaps:
+    if found is not None and all(a is b for a, b in zip(found[0], objects, strict=True)):
         return found[1]
     facts = _facts(instr)
     if len(_FACTS) >= FACTS_KEPT:
         _FACTS.clear()
-    _FACTS[key] = (swaps, facts)
+    _FACTS[key] = (objects, facts)
     return facts
 
 
