@@ -94,6 +94,7 @@ class _Machine:
         self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
         self.module = {b.name: np.zeros(b.type.nbytes, dtype=np.uint8) for b in program.buffers}
         self.plan = plan_of(program)
+        self.arrays: dict[int, np.ndarray] = {}  # id of a plan's Loc -> its view (the plan holds the Loc)
         self.steps = [self.bind(step) for step in self.plan.steps]
 
     # -- module memory ---------------------------------------------------------
@@ -123,9 +124,10 @@ class _Machine:
 
     def read_back(self) -> dict[str, np.ndarray]:
         out = {}
+        placeholder, owned = BufferKind.PLACEHOLDER, BufferKind.OWNED
         for b in self.program.buffers:
-            if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED):
-                out[b.name] = self.module[b.name].view(_dtype(b.type.dtype)).reshape(b.type.shape).copy()
+            if b.kind is placeholder or b.kind is owned:
+                out[b.name] = np.ndarray(b.type.shape, _dtype(b.type.dtype), self.module[b.name]).copy()
         return out
 
     # -- one run ---------------------------------------------------------------
@@ -148,9 +150,13 @@ class _Machine:
         return (self.arena if loc.memory is None else self.module[loc.memory])[loc.lo : loc.hi]
 
     def array(self, loc: Loc) -> np.ndarray:
-        """``loc``'s bytes seen as its type (one view, made once per bound step)."""
-        memory = self.arena if loc.memory is None else self.module[loc.memory]
-        return np.ndarray(loc.type.shape, _dtype(loc.type.dtype), memory, loc.lo)
+        """``loc``'s bytes seen as its type (one view per location of the plan,
+        shared by the steps that use it: a step only writes through it)."""
+        found = self.arrays.get(id(loc))
+        if found is None:
+            memory = self.arena if loc.memory is None else self.module[loc.memory]
+            found = self.arrays[id(loc)] = np.ndarray(loc.type.shape, _dtype(loc.type.dtype), memory, loc.lo)
+        return found
 
     def bind(self, step: PoisonStep | KernelStep | CopyStep) -> Callable[[], None]:
         if isinstance(step, PoisonStep):
@@ -281,9 +287,12 @@ def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarr
     return compute
 
 
-@lru_cache(maxsize=None)  # one per dtype
+_DTYPES = {id(d): np.dtype(d.value) for d in Dtype}  # by identity: an enum's hash is a Python call
+
+
 def _dtype(dtype: Dtype) -> np.dtype:
-    return np.dtype(dtype.value)
+    found = _DTYPES.get(id(dtype))  # the members live as long as the module: their ids are not reused
+    return found if found is not None else np.dtype(dtype.value)
 
 
 @lru_cache(maxsize=1024)
