@@ -5,7 +5,7 @@ The execution contract, which is what makes aliasing bugs visible:
 
 - memory is real: one ``uint8`` arena of ``peak_bytes`` and one byte buffer
   per module buffer; every operand is a numpy view of its bytes
-  (``.view(dtype).reshape(shape)``), so views and shared buffers alias;
+  (its dtype and shape over those bytes), so views and shared buffers alias;
 - ``alloc`` fills its region with poison (``0xFF`` bytes: a NaN as float32,
   -1 as int32); ``dealloc`` poisons the bytes its activation still owns (a
   read of either before a write is a violation too: the poison is what such
