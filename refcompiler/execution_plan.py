@@ -156,24 +156,41 @@ class _Planner:
         self.program = program
         self.arena_size = program.peak_bytes
         self.offsets = program.offset_of
+        self.buffers = program.buffer_by_name
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        alloc, view = Opcode.ALLOC, Opcode.VIEW
         for instr in program.instrs:
-            if instr.opcode is Opcode.ALLOC and instr.type is not None:
+            if instr.opcode is alloc and instr.type is not None:
                 self.alloc_types.setdefault(instr.name, instr.type)
-            elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
+            elif instr.opcode is view and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+        self.through = self.views.keys() - self.alloc_types.keys()  # the names seen through views
+        # what ``resolve`` and ``region`` found for a name: a function of the name
+        # (the checks that depend on the moment are made again at every use)
+        self.locs: dict[str, Loc] = {}
+        self.regions: dict[str, tuple[int, int]] = {}
         self.shadow = Shadow(program, program.peak_bytes)
         self.swaps = variants.active()
         self.index = 0
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
     def plan(self) -> Plan:
-        step = {Opcode.ALLOC: self.alloc, Opcode.DEALLOC: self.dealloc, Opcode.VIEW: self.view, Opcode.COPY: self.copy}
+        alloc, dealloc, view, copy = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
         try:
             for index, instr in enumerate(self.program.instrs):
                 self.index = index
-                step.get(instr.opcode, self.kernel)(instr)
+                opcode = instr.opcode
+                if opcode is alloc:
+                    self.alloc(instr)
+                elif opcode is dealloc:
+                    self.dealloc(instr)
+                elif opcode is view:
+                    self.view(instr)
+                elif opcode is copy:
+                    self.copy(instr)
+                else:
+                    self.kernel(instr)
             self.shadow.finish()
         except Exception as e:  # raised by every run, after the steps before it
             return Plan(tuple(self.steps), e)
@@ -184,12 +201,16 @@ class _Planner:
 
     def region(self, name: str) -> tuple[int, int]:
         """The arena bytes of activation ``name``."""
+        found = self.regions.get(name)
+        if found is not None:
+            return found
         if name not in self.offsets:
             raise self.fail("MEM-1", f"activation {name} has no arena offset", name)
         lo = self.offsets[name]
         hi = lo + self.alloc_types[name].nbytes
         if lo < 0 or hi > self.arena_size:
             raise self.fail("MEM-1", f"{name} at bytes [{lo}, {hi}) lies outside the arena of {self.arena_size} bytes", name)
+        self.regions[name] = lo, hi
         return lo, hi
 
     def alloc(self, instr: Instr) -> None:
@@ -222,24 +243,34 @@ class _Planner:
         """Where ``operand``'s bytes are; IR-1 unless it names a module buffer,
         a live activation, or a defined view of one."""
         name = operand.name
-        if name in self.views and name not in self.alloc_types:
+        loc = self.locs.get(name)
+        if loc is not None:  # seen before: only the checks of the moment again, in the same order
+            if name in self.through:
+                self.through_views(name)
+            if loc.buffer is None and loc.origin not in self.shadow.live:
+                self.shadow.check_activation_live(self.index, name, loc.origin)
+            return loc
+        if name in self.through:
             name, type_ = self.through_views(name)
         else:
             type_ = None
-        buffer = self.program.buffer_by_name.get(name)
+        buffer = self.buffers.get(name)
         if buffer is not None:
-            return Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
-        if name in self.alloc_types:
+            loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
+        elif name in self.alloc_types:
             self.shadow.check_activation_live(self.index, operand.name, name)
             lo, hi = self.region(name)
-            return Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
-        raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+            loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
+        else:
+            raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
+        self.locs[operand.name] = loc
+        return loc
 
     def through_views(self, name: str) -> tuple[str, TensorType | None]:
         """The name behind view ``name`` and the type it is seen as (the first view's)."""
         chain = [name]
         type_: TensorType | None = None
-        while name in self.views and name not in self.alloc_types:
+        while name in self.through:
             self.shadow.check_view_defined(self.index, name)
             source, view_type = self.views[name]
             type_ = type_ or view_type
@@ -251,13 +282,15 @@ class _Planner:
 
     def prepare(self, instr: Instr) -> list[Loc]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
-        locs = [self.resolve(o) for o in instr.operands]
-        for operand, loc in zip(instr.operands, locs, strict=True):
+        operands = instr.operands
+        locs = [self.resolve(o) for o in operands]
+        shadow, index = self.shadow, self.index
+        for operand, loc in zip(operands, locs, strict=True):
             if loc.buffer is not None:
-                self.shadow.check_access(self.index, instr, operand, loc.buffer)
-        for operand, loc in zip(instr.operands, locs, strict=True):
-            if operand.kind.reads and loc.buffer is None:
-                self.shadow.check_read(self.index, operand, loc.origin, loc.lo, loc.hi)
+                shadow.check_access(index, instr, operand, loc.buffer)
+        for operand, loc in zip(operands, locs, strict=True):
+            if operand.kind is not _OUT and loc.buffer is None:  # reads (``OperandKind.reads``)
+                shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
         return locs
 
     def wrote(self, targets: list[Loc]) -> None:
@@ -294,6 +327,9 @@ class _Planner:
         targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
         self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
         self.wrote(outs + state)
+
+
+_OUT = OperandKind.OUT
 
 
 def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:

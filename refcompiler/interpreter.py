@@ -5,7 +5,7 @@ The execution contract, which is what makes aliasing bugs visible:
 
 - memory is real: one ``uint8`` arena of ``peak_bytes`` and one byte buffer
   per module buffer; every operand is a numpy view of its bytes
-  (``.view(dtype).reshape(shape)``), so views and shared buffers alias;
+  (its dtype and shape over those bytes), so views and shared buffers alias;
 - ``alloc`` fills its region with poison (``0xFF`` bytes: a NaN as float32,
   -1 as int32); ``dealloc`` poisons the bytes its activation still owns (a
   read of either before a write is a violation too: the poison is what such
@@ -45,12 +45,13 @@ import numpy as np
 
 from specs import Dtype
 
+from refcompiler import kernels
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.execution_plan import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, _chunks, plan_of
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
-from refcompiler.kernels import run_kernel
+from refcompiler.kernels import prepared, run_kernel
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
@@ -93,6 +94,7 @@ class _Machine:
         self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
         self.module = {b.name: np.zeros(b.type.nbytes, dtype=np.uint8) for b in program.buffers}
         self.plan = plan_of(program)
+        self.arrays: dict[int, np.ndarray] = {}  # id of a plan's Loc -> its view (the plan holds the Loc)
         self.steps = [self.bind(step) for step in self.plan.steps]
 
     # -- module memory ---------------------------------------------------------
@@ -122,9 +124,10 @@ class _Machine:
 
     def read_back(self) -> dict[str, np.ndarray]:
         out = {}
+        placeholder, owned = BufferKind.PLACEHOLDER, BufferKind.OWNED
         for b in self.program.buffers:
-            if b.kind in (BufferKind.PLACEHOLDER, BufferKind.OWNED):
-                out[b.name] = self.module[b.name].view(_dtype(b.type.dtype)).reshape(b.type.shape).copy()
+            if b.kind is placeholder or b.kind is owned:
+                out[b.name] = np.ndarray(b.type.shape, _dtype(b.type.dtype), self.module[b.name]).copy()
         return out
 
     # -- one run ---------------------------------------------------------------
@@ -133,10 +136,13 @@ class _Machine:
         """One run: the plan's steps (poison and data), then its violation, if
         any. The sanitizer's checks ran when the plan was made (they do not
         depend on the data); an output is poisoned only where the kernel reads
-        it (elsewhere the poison is overwritten before anything can read it)."""
+        it (elsewhere the poison is overwritten before anything can read it).
+        The kernels run under one ``np.errstate(all="ignore")`` for the run, as
+        ``run_kernel`` runs each (nothing else a run does sets a flag)."""
         self.arena.fill(POISON)
-        for step in self.steps:
-            step()
+        with np.errstate(all="ignore"):
+            for step in self.steps:
+                step()
         self.plan.raise_failure()
 
     def memory(self, loc: Loc) -> np.ndarray:
@@ -144,14 +150,20 @@ class _Machine:
         return (self.arena if loc.memory is None else self.module[loc.memory])[loc.lo : loc.hi]
 
     def array(self, loc: Loc) -> np.ndarray:
-        return self.memory(loc).view(_dtype(loc.type.dtype)).reshape(loc.type.shape)
+        """``loc``'s bytes seen as its type (one view per location of the plan,
+        shared by the steps that use it: a step only writes through it)."""
+        found = self.arrays.get(id(loc))
+        if found is None:
+            memory = self.arena if loc.memory is None else self.module[loc.memory]
+            found = self.arrays[id(loc)] = np.ndarray(loc.type.shape, _dtype(loc.type.dtype), memory, loc.lo)
+        return found
 
     def bind(self, step: PoisonStep | KernelStep | CopyStep) -> Callable[[], None]:
         if isinstance(step, PoisonStep):
             return _poison_run(self.arena, step)
         if isinstance(step, CopyStep):
-            return _CopyRun(self, step)
-        return _KernelRun(self, step)
+            return _copy_run(self, step)
+        return _kernel_run(self, step)
 
     def wrong_value(self, step: KernelStep, loc: Loc, value: np.ndarray) -> Exception:
         message = f"the instruction produces {value.dtype}{list(value.shape)} for {loc.origin}, which is {loc.type}"
@@ -170,80 +182,117 @@ def _poison_run(arena: np.ndarray, step: PoisonStep) -> Callable[[], None]:
     return poison_owned
 
 
-class _CopyRun:
+def _copy_run(machine: _Machine, step: CopyStep) -> Callable[[], None]:
     """A copy bound to memory. Overlapping, it is poisoned first and copied chunk
     by chunk, each chunk from the source as it is then."""
+    dest, source = machine.array(step.dest), machine.array(step.source)
+    if not step.overlap:
 
-    __slots__ = ("dest", "source", "poison", "chunks")
+        def copy() -> None:
+            dest[...] = source
 
-    def __init__(self, machine: _Machine, step: CopyStep):
-        self.dest, self.source = machine.array(step.dest).reshape(-1), machine.array(step.source).reshape(-1)
-        self.poison = machine.memory(step.dest) if step.overlap else None
-        self.chunks = _chunks(step.dest.type.size)
+        return copy
+    flat_dest, flat_source = dest.reshape(-1), source.reshape(-1)
+    poison, chunks = machine.memory(step.dest), _chunks(step.dest.type.size)
 
-    def __call__(self) -> None:
-        if self.poison is None:
-            self.dest[:] = self.source
-            return
-        self.poison[:] = POISON
-        for lo, hi in self.chunks:
-            self.dest[lo:hi] = self.source[lo:hi].copy()
+    def copy_in_chunks() -> None:
+        poison[:] = POISON
+        for lo, hi in chunks:
+            flat_dest[lo:hi] = flat_source[lo:hi].copy()
+
+    return copy_in_chunks
 
 
-class _KernelRun:
-    """A kernel bound to memory. Each result is committed in chunks; each chunk
-    keeps its slice of the whole kernel on memory as it is then. The kernels
-    are pure, so the value is computed again only after a chunk wrote over
-    bytes the kernel reads (a target that overlaps them): until then, the last
-    value is what the kernel would give, and the chunks of a target that
-    overlaps nothing read are written at once."""
+def _kernel_run(machine: _Machine, step: KernelStep) -> Callable[[], None]:
+    """A kernel bound to memory: its operands' views and its kernel made once."""
+    compute = _compute(machine, step)
+    targets = [(loc, machine.array(loc), aliased) for loc, aliased in step.targets]
+    if step.poison or any(aliased for _, _, aliased in targets):
+        return _chunked_run(machine, step, compute, targets)
+    if not targets:  # nothing to commit: the kernel is not run (as for any kernel: only for a result)
+        return lambda: None
+    checked = [(j, loc, target, loc.type.shape, target.dtype) for j, (loc, target, _) in enumerate(targets)]
 
-    __slots__ = ("machine", "step", "op", "ins", "state", "poison", "targets")
+    def run() -> None:
+        values = compute()
+        for j, loc, target, shape, dtype in checked:
+            value = values[j]
+            if value.shape != shape or value.dtype != dtype:
+                raise machine.wrong_value(step, loc, value)
+            target[...] = value
 
-    def __init__(self, machine: _Machine, step: KernelStep):
-        self.machine, self.step, self.op = machine, step, step.instr.op
-        self.ins = [machine.array(loc) for loc in step.ins]
-        self.state = [machine.array(loc) for loc in step.state]
-        self.poison = [machine.memory(loc) for loc in step.poison]
-        self.targets = [
-            (loc, machine.array(loc).reshape(-1), _chunks(loc.type.size) if aliased else None) for loc, aliased in step.targets
-        ]
+    return run
 
-    def __call__(self) -> None:
-        for p in self.poison:
+
+def _chunked_run(
+    machine: _Machine, step: KernelStep, compute: Callable[[], tuple[np.ndarray, ...]], targets: list[tuple[Loc, np.ndarray, bool]]
+) -> Callable[[], None]:
+    """A kernel whose results are committed chunk by chunk where they overlap
+    what it reads; each chunk keeps its slice of the whole kernel on memory as
+    it is then. The kernels are pure, so the value is computed again only
+    after a chunk wrote over bytes the kernel reads (a target that overlaps
+    them): until then, the last value is what the kernel would give, and the
+    chunks of a target that overlaps nothing read are written at once."""
+    poison = [machine.memory(loc) for loc in step.poison]
+    flats = [(loc, target.reshape(-1), _chunks(loc.type.size) if aliased else None) for loc, target, aliased in targets]
+
+    def checked(loc: Loc, flat: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """``value``'s elements; IR-1 unless it has ``loc``'s type."""
+        if value.shape != loc.type.shape or value.dtype != flat.dtype:
+            raise machine.wrong_value(step, loc, value)
+        return value.reshape(-1)
+
+    def run() -> None:
+        for p in poison:
             p[:] = POISON
         values = None
-        for j, (loc, flat, chunks) in enumerate(self.targets):
+        for j, (loc, flat, chunks) in enumerate(flats):
             if chunks is None:
                 if values is None:
-                    values = self.compute()
-                flat[:] = self.checked(loc, flat, values[j])
+                    values = compute()
+                flat[:] = checked(loc, flat, values[j])
                 continue
             for lo, hi in chunks:
                 if values is None:
-                    values = self.compute()
-                flat[lo:hi] = self.checked(loc, flat, values[j])[lo:hi]
+                    values = compute()
+                flat[lo:hi] = checked(loc, flat, values[j])[lo:hi]
                 values = None
 
-    def checked(self, loc: Loc, flat: np.ndarray, value: np.ndarray) -> np.ndarray:
-        """``value``'s elements; IR-1 unless it has ``loc``'s type."""
-        if value.shape != loc.type.shape or value.dtype != flat.dtype:
-            raise self.machine.wrong_value(self.step, loc, value)
-        return value.reshape(-1)
+    return run
 
-    def compute(self) -> tuple[np.ndarray, ...]:
-        """The op's kernel on memory as it is now; a run-time error names the node."""
+
+def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarray, ...]]:
+    """The op's kernel on the step's operands as memory is then (results, then
+    new state); a run-time error names the node. ``kernels.prepared`` unless
+    ``run_kernel`` here is replaced (a test's seam: then it is called)."""
+    ins = [machine.array(loc) for loc in step.ins]
+    state = [machine.array(loc) for loc in step.state]
+    op, attrs = step.instr.op, step.attrs
+    if run_kernel is kernels.run_kernel:
+        kernel = prepared(op, attrs)  # type: ignore[arg-type]  # a kernel has an op
+    else:
+        replaced = run_kernel
+
+        def kernel(ins: list[np.ndarray], state: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+            results, new_state = replaced(op, ins, state, attrs)  # type: ignore[arg-type]
+            return (*results, *new_state)
+
+    def compute() -> tuple[np.ndarray, ...]:
         try:
-            results, new_state = run_kernel(self.op, self.ins, self.state, self.step.attrs)  # type: ignore[arg-type]
+            return kernel(ins, state)
         except ExecutionError as e:
-            op = self.op.value if self.op is not None else "?"
-            raise ExecutionError(f"node '{self.step.instr.name}' ({op}): {e}", node=self.step.instr.name) from None
-        return results + new_state
+            name = op.value if op is not None else "?"
+            raise ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name) from None
+
+    return compute
 
 
-@lru_cache(maxsize=None)  # one per dtype
+_DTYPES = {id(d): np.dtype(d.value) for d in Dtype}  # by identity: an enum's hash is a Python call
+
+
 def _dtype(dtype: Dtype) -> np.dtype:
-    return np.dtype(dtype.value)
+    found = _DTYPES.get(id(dtype))  # the members live as long as the module: their ids are not reused
+    return found if found is not None else np.dtype(dtype.value)
 
 
 @lru_cache(maxsize=1024)

@@ -12,24 +12,42 @@ __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 # (@out count, @in count, the attributes' defaults, each result's in-place inputs)
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
 
-# (swap table id, opcode, op, operand kinds) -> (swap table, facts); bounded (cleared when full)
-_FACTS: dict[tuple[int, Opcode, object, tuple[OperandKind, ...]], tuple[object, "KernelFacts | str"]] = {}
+# (ids of: the swap table, the opcode, the op, the operand kinds) -> (the table,
+# the others, facts); bounded (cleared when full). Keyed by identity: an enum's
+# hash is a Python call, and the identities are checked on a hit (the entry
+# holds the objects, so their ids are not reused while it is kept).
+_FACTS: dict[tuple[int, ...], tuple[object, tuple[object, ...], "KernelFacts | str"]] = {}
 FACTS_KEPT = 1024
+# id of an instruction -> (it, the swap table, its facts): most kernel
+# instructions of a campaign's programs are objects other programs share (the
+# passes keep the instructions they do not change); bounded (cleared when full)
+_BY_INSTR: dict[int, tuple[Instr, object, "KernelFacts | str"]] = {}
 
 
 def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
     """``_facts(instr)`` under the swap table ``swaps`` (``variants.active()``,
     installed now), kept by that table, the opcode, the op and the operand
-    kinds (all it is a function of); the table is held by the entry, so its
-    identity is not reused while the entry is kept."""
-    key = (id(swaps), instr.opcode, instr.op, tuple(o.kind for o in instr.operands))
+    kinds (all it is a function of), and by the instruction object itself."""
+    mine = _BY_INSTR.get(id(instr))
+    if mine is not None and mine[0] is instr and mine[1] is swaps:
+        return mine[2]
+    facts = _facts_by_kinds(instr, swaps)
+    if len(_BY_INSTR) >= FACTS_KEPT:
+        _BY_INSTR.clear()
+    _BY_INSTR[id(instr)] = (instr, swaps, facts)
+    return facts
+
+
+def _facts_by_kinds(instr: Instr, swaps: object) -> KernelFacts | str:
+    kinds = [o.kind for o in instr.operands]
+    key = (id(swaps), id(instr.opcode), id(instr.op), *map(id, kinds))
     found = _FACTS.get(key)
-    if found is not None and found[0] is swaps:
-        return found[1]
+    if found is not None and found[0] is swaps and found[1] == (instr.opcode, instr.op, *kinds):  # enums: == is identity
+        return found[2]
     facts = _facts(instr)
     if len(_FACTS) >= FACTS_KEPT:
         _FACTS.clear()
-    _FACTS[key] = (swaps, facts)
+    _FACTS[key] = (swaps, (instr.opcode, instr.op, *kinds), facts)
     return facts
 
 

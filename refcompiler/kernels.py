@@ -17,7 +17,7 @@ from specs.shapes import reduce_axes
 
 from refcompiler.errors import ExecutionError
 
-__all__ = ["KERNELS", "Kernel", "run_kernel"]
+__all__ = ["KERNELS", "Kernel", "run_kernel", "prepared"]
 
 Arrays = Sequence[np.ndarray]
 Attrs = Mapping[str, object]
@@ -32,6 +32,7 @@ def _pure(fn: Callable[..., np.ndarray], *attr_names: str) -> Kernel:
     def kernel(inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         return (np.asarray(fn(*inputs, **{k: attrs[k] for k in attr_names})),), ()
 
+    kernel.pure = (fn, attr_names)  # type: ignore[attr-defined]  # for ``prepared``
     return kernel
 
 
@@ -136,3 +137,28 @@ def run_kernel(op: OpKind, inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple
     return tuple(np.ascontiguousarray(r).reshape(np.shape(r)) for r in results), tuple(
         np.ascontiguousarray(s).reshape(np.shape(s)) for s in new_state
     )
+
+
+Prepared = Callable[[Arrays, Arrays], tuple[np.ndarray, ...]]
+
+
+def prepared(op: OpKind, attrs: Attrs) -> Prepared:
+    """``run_kernel(op, inputs, state, attrs)`` with ``attrs`` bound, for a
+    caller that runs one kernel many times: ``fn(inputs, state)`` gives the
+    results then the new state in one tuple, each an ``ndarray`` of the values
+    ``run_kernel`` gives (the same kernel; only not made contiguous: the caller
+    copies them into memory). It does not enter ``np.errstate``: the caller
+    runs it under ``np.errstate(all="ignore")``, as ``run_kernel`` does."""
+    kernel = KERNELS[op]
+    pure = getattr(kernel, "pure", None)
+    if pure is not None and all(k in attrs for k in pure[1]):  # the common case: one call, its keywords made once
+        fn, names = pure
+        kwargs = {k: attrs[k] for k in names}
+        asarray = np.asarray
+        return lambda inputs, state: (asarray(fn(*inputs, **kwargs)),)
+
+    def run(inputs: Arrays, state: Arrays) -> tuple[np.ndarray, ...]:
+        results, new_state = kernel(inputs, state, attrs)
+        return tuple(r if type(r) is np.ndarray else np.asarray(r) for r in (*results, *new_state))
+
+    return run

@@ -25,6 +25,8 @@ instructions around it. The first one ends the run.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from refcompiler.errors import InvariantViolation
@@ -36,6 +38,7 @@ __all__ = ["DEAD", "UNINIT", "INIT", "Shadow"]
 DEAD, UNINIT, INIT = 0, 1, 2
 _UNINIT_BYTE, _INIT_BYTE = bytes([UNINIT]), bytes([INIT])
 NO_OWNER = -1
+_NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 owner entry
 
 
 class Shadow:
@@ -43,22 +46,21 @@ class Shadow:
 
     def __init__(self, program: Program, size: int):
         self.program = program
-        # the state's bytes, and ``state`` a numpy view of them: the checks of a
-        # few bytes at a time are bytearray operations (far cheaper than numpy's)
+        # the state's and the owners' bytes, and ``state``/``owner`` numpy views
+        # of them: the checks of a few bytes at a time are bytearray operations
+        # (far cheaper than numpy's on a small arena)
         self._state = bytearray(size)
         self.state = np.frombuffer(self._state, dtype=np.uint8)
-        self.owner = np.full(size, NO_OWNER, dtype=np.int32)
+        self._owner = bytearray(_NO_OWNER_BYTES * size)
+        self.owner = np.frombuffer(self._owner, dtype=np.int32)
         self.ids: dict[str, int] = {}
+        alloc = Opcode.ALLOC
         for i in program.instrs:
-            if i.opcode is Opcode.ALLOC:
+            if i.opcode is alloc:
                 self.ids.setdefault(i.name, len(self.ids))
+        self._id_bytes = {name: k.to_bytes(4, sys.byteorder, signed=True) for name, k in self.ids.items()}  # as int32 entries
         self.writers = program.placeholder_writers
-        self.reset()
-
-    def reset(self) -> None:
-        """Start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written."""
-        self.state.fill(DEAD)
-        self.owner.fill(NO_OWNER)
+        # the start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written
         self.live: dict[str, int] = {}  # activation -> index of its alloc
         self.freed: dict[str, int] = {}  # activation -> index of its last dealloc
         self.views: set[str] = set()
@@ -75,7 +77,7 @@ class Shadow:
             raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
         self.live[name] = index
         self._state[lo:hi] = _UNINIT_BYTE * (hi - lo)
-        self.owner[lo:hi] = self.ids[name]
+        self._owner[4 * lo : 4 * hi] = self._id_bytes[name] * (hi - lo)
 
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
         """End ``name``: the bytes it still owns die (the interpreter poisons
@@ -86,12 +88,12 @@ class Shadow:
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
         del self.live[name]
         self.freed[name] = index
+        if self._owner[4 * lo : 4 * hi] == self._id_bytes[name] * (hi - lo):  # the common case: no other activation overlaps it
+            self._state[lo:hi] = bytes(hi - lo)  # DEAD
+            self._owner[4 * lo : 4 * hi] = _NO_OWNER_BYTES * (hi - lo)
+            return None
         owner, state = self.owner[lo:hi], self.state[lo:hi]
         mine = owner == self.ids[name]
-        if mine.all():  # the common case: no other activation overlaps it
-            self._state[lo:hi] = bytes(hi - lo)  # DEAD
-            owner[:] = NO_OWNER
-            return None
         state[mine] = DEAD
         owner[mine] = NO_OWNER
         return mine

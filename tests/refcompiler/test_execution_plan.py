@@ -14,7 +14,7 @@ import pytest
 
 from specs import OpKind, OpSpec
 
-from refcompiler import execution_plan, kernel_facts
+from refcompiler import execution_plan, kernel_facts, variants
 from refcompiler.errors import ExecutionError, InvariantViolation
 from refcompiler.execution_plan import KernelStep, plan_of
 from refcompiler.interpreter import execute
@@ -155,14 +155,57 @@ def test_a_violation_at_the_end_comes_after_every_step() -> None:
 def test_what_planning_takes_from_the_spec_is_kept_per_swap_table_and_bounded(monkeypatch) -> None:
     p = program(ROLL_IN_PLACE)
     kernel_facts._FACTS.clear()
+    kernel_facts._BY_INSTR.clear()
     assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
     with roll_in_place():  # type: ignore[attr-defined]
         assert _kernels(execution_plan._Planner(p).plan())[1].poison == ()  # not the facts kept without the swap
     assert len(_kernels(execution_plan._Planner(p).plan())[1].poison) == 1
     monkeypatch.setattr(kernel_facts, "FACTS_KEPT", 1)
     kernel_facts._FACTS.clear()
+    kernel_facts._BY_INSTR.clear()
     execution_plan._Planner(p).plan()  # two kernels of two ops: the second's facts replace the first's
-    assert len(kernel_facts._FACTS) == 1
+    assert len(kernel_facts._FACTS) == 1 and len(kernel_facts._BY_INSTR) == 1
+
+
+def test_facts_kept_for_an_instruction_object_are_served_for_it_only() -> None:
+    p = program(ROLL_IN_PLACE)
+    neg, roll = (i for i in p.instrs if i.op is not None)
+    swaps = variants.active()
+    kernel_facts._BY_INSTR.clear()
+    want = kernel_facts.kernel_facts(roll, swaps)
+    assert kernel_facts._BY_INSTR[id(roll)][2] is want
+    kernel_facts._BY_INSTR[id(neg)] = (roll, swaps, want)  # as if another instruction had had neg's id
+    assert kernel_facts.kernel_facts(neg, swaps) != want and kernel_facts._BY_INSTR[id(neg)][0] is neg
+    with roll_in_place():  # type: ignore[attr-defined]
+        assert kernel_facts.kernel_facts(roll, variants.active())[3] == ((0,),)  # not the facts kept without the swap
+    assert kernel_facts.kernel_facts(roll, swaps)[3] == ((),)
+
+
+def test_a_name_used_again_is_checked_again_where_it_is_used_again() -> None:
+    # %a is resolved at 1 (its location is kept), then used after its dealloc at 3
+    bad = program(
+        "0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: dealloc %a\n"
+        "3: copy s(@out out, @in %a)\n"
+    )
+    with pytest.raises(InvariantViolation) as e:
+        execute(bad, {})
+    assert e.value.invariant == "IR-1" and e.value.instruction == 3 and "after its dealloc at instruction 2" in str(e.value)
+    view = program(
+        "0: alloc %a : float32[4] at 0\n1: view %v : float32[2, 2] (@in %a)\n2: kernel a = neg(@out %a, @in X)\n"
+        "3: kernel b = neg(@out %v, @in %v)\n4: dealloc %a\n5: copy s(@out out, @in %v)\n"
+    )
+    with pytest.raises(InvariantViolation) as e:
+        execute(view, {})
+    assert e.value.invariant == "IR-1" and e.value.instruction == 5 and "(through %v)" in str(e.value)
+
+
+def test_the_kernels_of_a_run_ignore_floating_point_errors_whatever_the_caller_set() -> None:
+    p = program("0: alloc %a : float32[4] at 0\n1: kernel a = exp(@out %a, @in X)\n2: copy s(@out out, @in %a)\n3: dealloc %a\n")
+    with np.errstate(all="raise"):
+        got = execute(p, {"X": np.array([1e30, 0.0, -1e30, 1.0], np.float32)})["out"]
+        assert np.isinf(got[0]) and got[2] == 0.0
+        with pytest.raises(FloatingPointError):  # the caller's setting holds outside the run
+            np.exp(np.float32(1e30))
 
 
 def test_a_kernel_with_a_wrong_signature_fails_every_plan() -> None:
