@@ -23,6 +23,7 @@ __all__ = ["StorageKind", "Init", "Storage", "Ref", "Node", "Graph", "initial_va
 
 
 class StorageKind(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     CONSTANT = "constant"
     PLACEHOLDER = "placeholder"
     OWNED = "owned"

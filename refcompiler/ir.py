@@ -33,6 +33,7 @@ __all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", 
 
 
 class OperandKind(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     IN = "in"
     OUT = "out"
     INOUT = "inout"
@@ -47,6 +48,7 @@ class OperandKind(enum.Enum):
 
 
 class BufferKind(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     CONSTANT = "constant"
     PLACEHOLDER = "placeholder"
     OWNED = "owned"
@@ -58,6 +60,7 @@ class BufferKind(enum.Enum):
 
 
 class Opcode(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     ALLOC = "alloc"
     DEALLOC = "dealloc"
     VIEW = "view"

@@ -14,6 +14,7 @@ __all__ = ["AttrKind", "AttrSpec", "Dtype", "OpKind", "OpSpec", "StateSpec"]
 
 
 class Dtype(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     FLOAT32 = "float32"
     INT32 = "int32"
 
@@ -23,6 +24,7 @@ class Dtype(enum.Enum):
 
 
 class OpKind(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     ADD = "add"
     SUB = "sub"
     MUL = "mul"
@@ -48,6 +50,7 @@ class OpKind(enum.Enum):
 
 class AttrKind(enum.Enum):
     """The JSON type an attribute value takes."""
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
 
     INT = "int"
     FLOAT = "float"
