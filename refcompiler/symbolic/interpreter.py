@@ -87,29 +87,32 @@ def _form(loc: _Loc) -> tuple[tuple[int, ...], bool]:
 
 class _Step:
     """One instruction resolved against a machine's memory, the same in every
-    run (offsets, views and in-place lists are fixed): ``poisoned`` before it
-    computes, ``targets`` written in order chunk by chunk (``aliased``: the
-    target overlaps a read, so later chunks recompute), ``reads`` what its
-    values are a function of, with ``key`` (the swap points installed, the op,
-    attributes and each read's ``_form``; interned to an int per term table)."""
+    run (offsets, views and in-place lists are fixed): ``poisoned`` (word
+    slices) written with poison before it computes, ``targets`` written in
+    order chunk by chunk (``aliased``: the target overlaps a read, so later
+    chunks recompute), ``reads`` what its values are a function of, with
+    ``key`` (the swap points installed, the op, attributes and each read's
+    ``_form``; interned to an int per term table). Every slice
+    is a view of the machine's memory, made once."""
 
-    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "reads", "n_in", "attrs", "key", "region", "owner")
+    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "chunked", "reads", "read_types", "n_in", "attrs", "key")
 
     def __init__(
         self,
         instr: Instr,
-        poisoned: tuple[_Loc, ...] = (),
-        targets: tuple[_Loc, ...] = (),
-        aliased: tuple[bool, ...] = (),
-        reads: tuple[_Loc, ...] = (),
-        n_in: int = 0,
-        attrs: Mapping[str, object] | None = None,
-        key: int = -1,
-        region: tuple[int, int] = (0, 0),
-        owner: int = -1,
+        poisoned: tuple[np.ndarray, ...],
+        targets: tuple[_Loc, ...],
+        aliased: tuple[bool, ...],
+        reads: tuple[_Loc, ...],
+        n_in: int,
+        attrs: Mapping[str, object] | None,
+        key: int,
     ) -> None:
-        self.instr, self.opcode, self.poisoned, self.targets, self.aliased = instr, instr.opcode, poisoned, targets, aliased
-        self.reads, self.n_in, self.attrs, self.key, self.region, self.owner = reads, n_in, attrs, key, region, owner
+        self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
+        self.targets = tuple(t.flat() for t in targets)
+        self.chunked = tuple(chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True))
+        self.reads, self.read_types = tuple(r.flat() for r in reads), tuple(r.type for r in reads)
+        self.n_in, self.attrs, self.key = n_in, attrs, key
 
 
 # What a kernel instruction's step takes from the op's spec (under the swap
@@ -145,7 +148,6 @@ class SymbolicMachine:
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
         self.arena = np.full(program.peak_bytes // WORD, self.terms.poison_f, dtype=np.int64)
-        self.owner = np.full(self.arena.size, -1, dtype=np.int32)
         words = np.full(sum(b.type.size for b in program.buffers), self.terms.poison_f, dtype=np.int64)
         self.module, at = {}, 0  # one array per module buffer: disjoint slices of one allocation
         for b in program.buffers:
@@ -159,9 +161,10 @@ class SymbolicMachine:
                 self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+        self.locs: dict[str, _Loc] = {}  # ``resolve``'s, by operand name
         self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
         kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
-        self.outputs = [(b.name, _Loc(self.module[b.name], 0, b.type.size, b.type, b)) for b in program.buffers if b.kind in kept]
+        self.outputs = [(b.name, self.module[b.name], b.type) for b in program.buffers if b.kind in kept]
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -169,54 +172,59 @@ class SymbolicMachine:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        return {name: self.read(loc) for name, loc in self.outputs}
+        return {name: self.read(words, type_) for name, words, type_ in self.outputs}
 
     def run(self) -> None:
         if self.steps is None:
             self.steps = self.plan()
-        poison, arena, owner = self.terms.poison_f, self.arena, self.owner
-        arena.fill(poison)
-        owner.fill(-1)
+        poison = self.terms.poison_f
+        self.arena.fill(poison)
         for step in self.steps:
-            opcode = step.opcode
-            if opcode is Opcode.ALLOC:
-                lo, hi = step.region
-                arena[lo:hi] = poison
-                owner[lo:hi] = step.owner
-            elif opcode is Opcode.DEALLOC:
-                lo, hi = step.region
-                mine = owner[lo:hi] == step.owner
-                arena[lo:hi][mine] = poison
-                owner[lo:hi][mine] = -1
-            elif opcode is Opcode.COPY or opcode is Opcode.KERNEL:
-                for loc in step.poisoned:
-                    loc.memory[loc.lo : loc.hi] = poison
-                self.commit(step)
+            for words in step.poisoned:
+                words.fill(poison)
+            self.commit(step)
 
     def plan(self) -> list[_Step]:
-        """Every instruction's ``_Step``; alloc, dealloc, copy and kernel only."""
+        """The copies' and kernels' ``_Step``s, each poisoning first what the
+        allocs and deallocs before it poison. Which words those are depends on
+        the instructions alone: an alloc its region, a dealloc the words its
+        activation still owns (a later alloc over them took them), found here
+        once with an owner per word. The arena's words are not read back, so
+        the poison after the last copy or kernel is not written."""
         swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
-        steps = []
+        owner = np.full(self.arena.size, -1, dtype=np.int32)
+        steps: list[_Step] = []
+        pending: list[np.ndarray] = []  # poison to write before the next step
         for instr in self.program.instrs:
-            if instr.opcode is Opcode.ALLOC or instr.opcode is Opcode.DEALLOC:
-                steps.append(_Step(instr, region=self.region(instr.name), owner=self.ids[instr.name]))
-            elif instr.opcode is Opcode.COPY:
+            opcode = instr.opcode
+            if opcode is Opcode.ALLOC:
+                lo, hi = self.region(instr.name)
+                owner[lo:hi] = self.ids[instr.name]
+                pending.append(self.arena[lo:hi])
+            elif opcode is Opcode.DEALLOC:
+                lo, hi = self.region(instr.name)
+                mine = owner[lo:hi] == self.ids[instr.name]
+                owner[lo:hi][mine] = -1
+                pending.extend(self.arena[lo + a : lo + b] for a, b in _runs(mine))
+            elif opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
                 key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
-                steps.append(_Step(instr, (dest,), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
-            elif instr.opcode is Opcode.KERNEL:
-                steps.append(self.kernel_step(instr, swaps))
+                steps.append(_Step(instr, (*pending, dest.flat()), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
+                pending = []
+            elif opcode is Opcode.KERNEL:
+                steps.append(self.kernel_step(instr, swaps, pending))
+                pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, swaps: tuple) -> _Step:
-        """A kernel's ``_Step``: each ``@out`` is poisoned unless it is in a
-        declared in-place pair with an input it aliases exactly."""
+    def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> _Step:
+        """A kernel's ``_Step``: ``pending`` poisoned, then each ``@out`` unless
+        it is in a declared in-place pair with an input it aliases exactly."""
         kinds = [o.kind for o in instr.operands]
         n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
         attrs, attrs_repr, inplace = _spec_facts(swaps, instr, n_out)
         locs = [self.resolve(o) for o in instr.operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        poisoned = tuple(out for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]))
+        poisoned = (*pending, *(out.flat() for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k])))
         targets, reads = (*outs, *state), (*ins, *state)
         aliased = tuple(any(t.overlaps(r) for r in reads) for t in targets)
         key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(_form(r) for r in reads)))
@@ -227,7 +235,13 @@ class SymbolicMachine:
         return lo, lo + self.alloc_types[name].size
 
     def resolve(self, operand: Operand) -> _Loc:
-        name, type_ = operand.name, None
+        found = self.locs.get(operand.name)
+        if found is None:
+            found = self.locs[operand.name] = self._resolve(operand.name)
+        return found
+
+    def _resolve(self, name: str) -> _Loc:
+        type_ = None
         while name in self.views and name not in self.alloc_types:
             source, view_type = self.views[name]
             type_ = type_ or view_type
@@ -238,29 +252,29 @@ class SymbolicMachine:
         lo, hi = self.region(name)
         return _Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
 
-    def read(self, loc: _Loc) -> np.ndarray:
-        """The operand's terms, in its dtype's sort, shaped as its type."""
-        words = loc.flat().copy()
-        sort, sorts = sort_of(loc.type.dtype), self.terms.sorts
-        if self.terms.all_of_sort(words, sort):
-            return words.reshape(loc.type.shape)
+    def read(self, flat: np.ndarray, type_: TensorType) -> np.ndarray:
+        """The words ``flat`` as terms of ``type_``'s dtype's sort, shaped as ``type_``."""
+        words = flat.copy()
+        sort, terms = sort_of(type_.dtype), self.terms
+        if terms.all_of_sort(words, sort):
+            return words.reshape(type_.shape)
+        sorts = terms.sorts
         for i, t in enumerate(words):
             if sorts[t] is not sort:
-                words[i] = self.terms.as_sort(int(t), sort)
-        return words.reshape(loc.type.shape)
+                words[i] = terms.as_sort(int(t), sort)
+        return words.reshape(type_.shape)
 
     def commit(self, step: _Step) -> None:
         """Write each target chunk by chunk, in order, each chunk from
         ``compute`` on memory as it is then; computed again only when a chunk
         wrote memory it reads (else it would give the same terms)."""
         values: tuple[np.ndarray, ...] | None = None
-        for j, target in enumerate(step.targets):
-            flat = target.flat()
+        for j, flat in enumerate(step.targets):
             if not step.aliased[j]:  # every chunk from the same values: one write
                 values = values if values is not None else self.compute(step)
                 flat[:] = values[j]
                 continue
-            for c, (lo, hi) in enumerate(chunks(target.type.size)):
+            for c, (lo, hi) in enumerate(step.chunked[j]):
                 if values is None or c > 0:
                     values = self.compute(step)
                 flat[lo:hi] = values[j][lo:hi]
@@ -271,14 +285,16 @@ class SymbolicMachine:
         kernel's results then new state. Remembered per term table by the words
         read and ``step.key`` (all it is a function of); the guards it adds are
         replayed when found."""
-        key = (step.key, *(r.memory[r.lo : r.hi].tobytes() for r in step.reads))
-        memo, guards = self.terms.step_memo, self.ctx.guards
+        key = (step.key, *map(_bytes, step.reads))
+        memo = self.terms.step_memo
         found = memo.get(key)
         if found is not None:
-            guards.extend(found[1])
+            if found[1]:
+                self.ctx.guards.extend(found[1])
             return found[0]
+        guards = self.ctx.guards
         before = len(guards)
-        values = [self.read(r) for r in step.reads]
+        values = [self.read(r, t) for r, t in zip(step.reads, step.read_types, strict=True)]
         if step.opcode is Opcode.COPY:
             out = (values[0],)
         else:
@@ -292,3 +308,16 @@ class SymbolicMachine:
             memo.clear()
         memo[key] = found = (flat, tuple(guards[before:]))
         return found[0]
+
+
+_bytes = np.ndarray.tobytes
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """The ``(lo, hi)`` runs of true in the boolean ``mask``, in order."""
+    if mask.all():
+        return [(0, mask.size)] if mask.size else []
+    if not mask.any():
+        return []
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
