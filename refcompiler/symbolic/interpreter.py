@@ -64,13 +64,11 @@ def chunks(size: int) -> tuple[tuple[int, int], ...]:
 class _Loc:
     """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
 
-    __slots__ = ("memory", "lo", "hi", "type", "buffer")
+    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words")
 
     def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
         self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
-
-    def flat(self) -> np.ndarray:
-        return self.memory[self.lo : self.hi]
+        self.words = memory[lo:hi]  # a view: made once
 
     def overlaps(self, other: "_Loc") -> bool:
         return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
@@ -100,18 +98,18 @@ class _Step:
     def __init__(
         self,
         instr: Instr,
-        poisoned: tuple[np.ndarray, ...],
-        targets: tuple[_Loc, ...],
-        aliased: tuple[bool, ...],
-        reads: tuple[_Loc, ...],
+        poisoned: list[np.ndarray],
+        targets: list[_Loc],
+        aliased: list[bool],
+        reads: list[_Loc],
         n_in: int,
         attrs: Mapping[str, object] | None,
         key: int,
     ) -> None:
         self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
-        self.targets = tuple(t.flat() for t in targets)
-        self.chunked = tuple(chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True))
-        self.reads, self.read_types = tuple(r.flat() for r in reads), tuple(r.type for r in reads)
+        self.targets = [t.words for t in targets]
+        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased)] if any(aliased) else None
+        self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
         self.n_in, self.attrs, self.key = n_in, attrs, key
 
 
@@ -192,24 +190,23 @@ class SymbolicMachine:
         once with an owner per word. The arena's words are not read back, so
         the poison after the last copy or kernel is not written."""
         swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
-        owner = np.full(self.arena.size, -1, dtype=np.int32)
+        owner = [-1] * self.arena.size  # a list: small numpy operations cost more than these
         steps: list[_Step] = []
         pending: list[np.ndarray] = []  # poison to write before the next step
         for instr in self.program.instrs:
             opcode = instr.opcode
             if opcode is Opcode.ALLOC:
                 lo, hi = self.region(instr.name)
-                owner[lo:hi] = self.ids[instr.name]
+                owner[lo:hi] = [self.ids[instr.name]] * (hi - lo)
                 pending.append(self.arena[lo:hi])
             elif opcode is Opcode.DEALLOC:
                 lo, hi = self.region(instr.name)
-                mine = owner[lo:hi] == self.ids[instr.name]
-                owner[lo:hi][mine] = -1
-                pending.extend(self.arena[lo + a : lo + b] for a, b in _runs(mine))
+                pending.extend(self.arena[a:b] for a, b in _release(owner, lo, hi, self.ids[instr.name]))
             elif opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
                 key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
-                steps.append(_Step(instr, (*pending, dest.flat()), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
+                pending.append(dest.words)
+                steps.append(_Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
                 pending = []
             elif opcode is Opcode.KERNEL:
                 steps.append(self.kernel_step(instr, swaps, pending))
@@ -219,16 +216,20 @@ class SymbolicMachine:
     def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> _Step:
         """A kernel's ``_Step``: ``pending`` poisoned, then each ``@out`` unless
         it is in a declared in-place pair with an input it aliases exactly."""
-        kinds = [o.kind for o in instr.operands]
+        operands = instr.operands
+        kinds = [o.kind for o in operands]
         n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
         attrs, attrs_repr, inplace = _spec_facts(swaps, instr, n_out)
-        locs = [self.resolve(o) for o in instr.operands]
+        known = self.locs
+        locs = [known.get(o.name) or self.resolve(o) for o in operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        poisoned = (*pending, *(out.flat() for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k])))
-        targets, reads = (*outs, *state), (*ins, *state)
-        aliased = tuple(any(t.overlaps(r) for r in reads) for t in targets)
-        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(_form(r) for r in reads)))
-        return _Step(instr, poisoned, targets, aliased, reads, n_in, attrs, key)
+        for k, out in enumerate(outs):
+            if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
+                pending.append(out.words)
+        targets, reads = outs + state, ins + state
+        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([_form(r) for r in reads])))
+        return _Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
         lo = self.program.offset_of[name] // WORD
@@ -268,6 +269,10 @@ class SymbolicMachine:
         """Write each target chunk by chunk, in order, each chunk from
         ``compute`` on memory as it is then; computed again only when a chunk
         wrote memory it reads (else it would give the same terms)."""
+        if step.chunked is None:  # no target overlaps a read: every chunk from the same values
+            for flat, value in zip(step.targets, self.compute(step)):
+                flat[:] = value
+            return
         values: tuple[np.ndarray, ...] | None = None
         for j, flat in enumerate(step.targets):
             if not step.aliased[j]:  # every chunk from the same values: one write
@@ -313,11 +318,20 @@ class SymbolicMachine:
 _bytes = np.ndarray.tobytes
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """The ``(lo, hi)`` runs of true in the boolean ``mask``, in order."""
-    if mask.all():
-        return [(0, mask.size)] if mask.size else []
-    if not mask.any():
-        return []
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], mask, [False])).astype(np.int8)))
-    return list(zip(edges[0::2].tolist(), edges[1::2].tolist(), strict=True))
+def _release(owner: list[int], lo: int, hi: int, me: int) -> list[tuple[int, int]]:
+    """The runs ``(a, b)`` of ``owner[lo:hi]`` that ``me`` owns, in order, each
+    then owned by none (-1): what a dealloc of ``me`` poisons."""
+    words = owner[lo:hi]
+    mine = words.count(me)
+    if mine == len(words):  # the common case: the whole region
+        owner[lo:hi] = [-1] * len(words)
+        return [(lo, hi)] if words else []
+    runs: list[tuple[int, int]] = []
+    for w in range(lo, hi) if mine else ():
+        if owner[w] == me:
+            owner[w] = -1
+            if runs and runs[-1][1] == w:
+                runs[-1] = (runs[-1][0], w + 1)
+            else:
+                runs.append((w, w + 1))
+    return runs
