@@ -194,3 +194,35 @@ def test_a_step_found_replays_its_guards_and_its_values_cannot_be_written():
     assert guards[0] and guards[1] == guards[0]
     for values, _ in t.step_memo.values():
         assert all(not v.flags.writeable for v in values)
+
+
+def test_a_dealloc_poisons_only_the_words_its_activation_still_owns():
+    """%b is allocated over the upper half of %a (no verifier here): %a's
+    dealloc poisons its lower half only, and %b's values survive it."""
+    body = (
+        "   0: alloc   %a : float32[4] at 0\n"
+        "   1: kernel  a = neg(@out %a, @in p)\n"
+        "   2: alloc   %b : float32[4] at 8\n"
+        "   3: kernel  b = neg(@out %b, @in p)\n"
+        "   4: dealloc %a\n"
+        "   5: copy    s(@out q, @in %b)\n"
+        "   6: dealloc %b\n"
+    )
+    program = parse_program(HEAD.replace("peak_bytes 16", "peak_bytes 24") + body)
+    t = Terms()
+    p = np.array([t.sym(f"p{i}", Sort.F) for i in range(4)], dtype=np.int64)
+    m = SymbolicMachine(program, Context(t))
+    m.load({"p": p, "q": p})
+    for _ in range(2):  # the second run as the first: the plan is made once
+        m.run()
+        assert m.read_back()["q"].tolist() == negs(t)
+        assert m.arena[:2].tolist() == [t.poison_f] * 2 and m.arena[2:6].tolist() == negs(t)
+
+
+def test_release_gives_the_runs_a_dealloc_still_owns_and_frees_them():
+    owner = [1, 1, 2, 1, 1, 3, 1]
+    assert symbolic_interpreter._release(owner, 0, 7, 1) == [(0, 2), (3, 5), (6, 7)]
+    assert owner == [-1, -1, 2, -1, -1, 3, -1]
+    assert symbolic_interpreter._release(owner, 0, 7, 1) == []  # nothing left: nothing poisoned
+    assert symbolic_interpreter._release(owner, 2, 3, 2) == [(2, 3)] and owner[2] == -1
+    assert symbolic_interpreter._release([], 0, 0, 1) == []
