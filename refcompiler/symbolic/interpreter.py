@@ -41,7 +41,7 @@ from refcompiler.interpreter import CHUNKS
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.spec import spec_of
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.terms import Sort
+from refcompiler.symbolic.terms import SORT_CODE, Sort
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of", "chunks"]
@@ -108,7 +108,7 @@ class _Step:
     ) -> None:
         self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
         self.targets = [t.words for t in targets]
-        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased)] if any(aliased) else None
+        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
         self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
         self.n_in, self.attrs, self.key = n_in, attrs, key
 
@@ -162,7 +162,13 @@ class SymbolicMachine:
         self.locs: dict[str, _Loc] = {}  # ``resolve``'s, by operand name
         self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
         kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
-        self.outputs = [(b.name, self.module[b.name], b.type) for b in program.buffers if b.kind in kept]
+        self.words, at, self.outputs = words, 0, []
+        for b in program.buffers:
+            if b.kind in kept:
+                self.outputs.append((b.name, at, at + b.type.size, b.type))
+            at += b.type.size
+        sizes = [b.type.size for b in program.buffers]
+        self.sort_codes = np.repeat([SORT_CODE[sort_of(b.type.dtype)] for b in program.buffers], sizes).astype(np.uint8)
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -170,7 +176,12 @@ class SymbolicMachine:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        return {name: self.read(words, type_) for name, words, type_ in self.outputs}
+        """The placeholders' and owned variables' terms (``read``), checked in
+        one go: when every module word is of its buffer's sort, nothing is cast."""
+        words = self.words.copy()
+        if (self.terms.sort_codes(words) == self.sort_codes).all():
+            return {name: words[lo:hi].reshape(type_.shape) for name, lo, hi, type_ in self.outputs}
+        return {name: self.read(words[lo:hi], type_) for name, lo, hi, type_ in self.outputs}
 
     def run(self) -> None:
         if self.steps is None:

@@ -163,11 +163,11 @@ def _is_row(t: Terms, known: dict[tuple[int, int], int], i: int, r: int) -> int:
     return found
 
 
-def _select_row(t: Terms, table: list[list[int]], i: int, known: dict[tuple[int, int], int]) -> np.ndarray:
-    """``table[i]`` for a symbolic ``i``: an if-then-else chain over the rows."""
+def _select_row(t: Terms, table: list[list[int]], cols: int, i: int, known: dict[tuple[int, int], int]) -> np.ndarray:
+    """``table[i]`` (``cols`` columns) for a symbolic ``i``: an if-then-else chain over the rows."""
     missing = t.app("embedding_id_out_of_range", ())
     out = []
-    for j in range(len(table[0])):
+    for j in range(cols):
         value = missing
         for r in reversed(range(len(table))):
             value = t.ite(_is_row(t, known, i, r), table[r][j], value)
@@ -184,7 +184,7 @@ def _embedding_update(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mappin
     rows, known = table.tolist(), {}
     for i in flat_ids:
         ctx.guards.append(t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(table.shape[0] - 1))))
-    looked_up = np.array([_select_row(t, rows, i, known) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
+    looked_up = np.array([_select_row(t, rows, table.shape[1], i, known) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
     new_table = table.copy()
     for r in range(table.shape[0]):
         for j in range(table.shape[1]):

@@ -226,3 +226,19 @@ def test_release_gives_the_runs_a_dealloc_still_owns_and_frees_them():
     assert symbolic_interpreter._release(owner, 0, 7, 1) == []  # nothing left: nothing poisoned
     assert symbolic_interpreter._release(owner, 2, 3, 2) == [(2, 3)] and owner[2] == -1
     assert symbolic_interpreter._release([], 0, 0, 1) == []
+
+
+def test_read_back_casts_a_word_of_the_other_sort_and_only_that_one():
+    """Every module word is checked at once; one int32 term in the float32 ``q``
+    is read as its bits (the uninterpreted cast), the rest as they are."""
+    program = parse_program(HEAD + "   0: copy    s(@out q, @in p)\n")
+    t = Terms()
+    p = np.array([t.sym(f"p{i}", Sort.F) for i in range(4)], dtype=np.int64)
+    m = SymbolicMachine(program, Context(t))
+    m.load({"p": p, "q": p})
+    assert m.read_back()["q"].tolist() == p.tolist()
+    n = t.sym("n", Sort.I)
+    m.load({"q": np.array([p[0], n, p[2], t.poison_i], dtype=np.int64)})
+    got = m.read_back()
+    assert got["q"].tolist() == [p[0], t.app("bits_as_float32", (n,), Sort.F), p[2], t.poison_f]
+    assert got["p"].tolist() == p.tolist()
