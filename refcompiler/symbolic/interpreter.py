@@ -12,7 +12,7 @@ the whole-tensor symbolic kernel on memory as it is at that moment. A word
 is read in the sort of the operand's dtype: poison bytes are a float32 NaN
 and int32 -1, so float poison read as int32 is the integer -1 and back.
 
-Each program is planned once (``_Step``: operands resolved, the poisoning
+Each program is planned once (``Step``: operands resolved, the poisoning
 and aliasing decided) and run from the plan. A step's values (a copy's
 source, a kernel's results and new state) are a pure function of the words
 it reads, its op, attributes and the shape and sort each operand is read in;
@@ -28,8 +28,6 @@ confirms a counterexample runs under the sanitizer.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
@@ -37,10 +35,9 @@ import numpy as np
 from specs import Dtype, TensorType
 
 from refcompiler.errors import UsageError
-from refcompiler.interpreter import CHUNKS
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.spec import spec_of
+from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
+from refcompiler.symbolic.steps import Loc, Step, chunks, form, release, spec_facts
 from refcompiler.symbolic.terms import SORT_CODE, Sort
 from refcompiler.variants import active
 
@@ -51,88 +48,6 @@ WORD = 4
 
 def sort_of(dtype: Dtype) -> Sort:
     return Sort.I if dtype is Dtype.INT32 else Sort.F
-
-
-@lru_cache(maxsize=1024)
-def chunks(size: int) -> tuple[tuple[int, int], ...]:
-    """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
-    k = max(1, min(size, CHUNKS))
-    bounds = [size * i // k for i in range(k + 1)]
-    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
-
-
-class _Loc:
-    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
-
-    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words")
-
-    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
-        self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
-        self.words = memory[lo:hi]  # a view: made once
-
-    def overlaps(self, other: "_Loc") -> bool:
-        return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
-
-    def same_words(self, other: "_Loc") -> bool:
-        return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
-
-
-def _form(loc: _Loc) -> tuple[tuple[int, ...], bool]:
-    """All a read's values depend on besides its words: its shape and whether it
-    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
-    return loc.type.shape, loc.type.dtype is Dtype.INT32
-
-
-class _Step:
-    """One instruction resolved against a machine's memory, the same in every
-    run (offsets, views and in-place lists are fixed): ``poisoned`` (word
-    slices) written with poison before it computes, ``targets`` written in
-    order chunk by chunk (``aliased``: the target overlaps a read, so later
-    chunks recompute), ``reads`` what its values are a function of, with
-    ``key`` (the swap points installed, the op, attributes and each read's
-    ``_form``; interned to an int per term table). Every slice
-    is a view of the machine's memory, made once."""
-
-    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "chunked", "reads", "read_types", "n_in", "attrs", "key")
-
-    def __init__(
-        self,
-        instr: Instr,
-        poisoned: list[np.ndarray],
-        targets: list[_Loc],
-        aliased: list[bool],
-        reads: list[_Loc],
-        n_in: int,
-        attrs: Mapping[str, object] | None,
-        key: int,
-    ) -> None:
-        self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
-        self.targets = [t.words for t in targets]
-        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
-        self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
-        self.n_in, self.attrs, self.key = n_in, attrs, key
-
-
-# What a kernel instruction's step takes from the op's spec (under the swap
-# points installed): (swaps, op, attrs) -> (attributes, their repr, in-place
-# inputs per result). Bounded: emptied when full.
-_SPEC_MEMO: dict[tuple, tuple] = {}
-_SPEC_MEMO_SIZE = 4096
-
-
-def _spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
-    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
-    key = (swaps, instr.op, instr.attrs, n_out)
-    found = _SPEC_MEMO.get(key)
-    if found is None:
-        assert instr.op is not None
-        spec = spec_of(instr.op)
-        attrs = MappingProxyType({a.name: a.default for a in spec.attrs} | instr.attr_dict())  # shared: read-only
-        found = (attrs, repr(sorted(attrs.items())), tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out)))
-        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
-            _SPEC_MEMO.clear()
-        _SPEC_MEMO[key] = found
-    return found
 
 
 class SymbolicMachine:
@@ -159,8 +74,8 @@ class SymbolicMachine:
                 self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
-        self.locs: dict[str, _Loc] = {}  # ``resolve``'s, by operand name
-        self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
+        self.locs: dict[str, Loc] = {}  # ``resolve``'s, by operand name
+        self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
         kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
         self.words, at, self.outputs = words, 0, []
         for b in program.buffers:
@@ -193,8 +108,8 @@ class SymbolicMachine:
                 words.fill(poison)
             self.commit(step)
 
-    def plan(self) -> list[_Step]:
-        """The copies' and kernels' ``_Step``s, each poisoning first what the
+    def plan(self) -> list[Step]:
+        """The copies' and kernels' ``Step``s, each poisoning first what the
         allocs and deallocs before it poison. Which words those are depends on
         the instructions alone: an alloc its region, a dealloc the words its
         activation still owns (a later alloc over them took them), found here
@@ -202,7 +117,7 @@ class SymbolicMachine:
         the poison after the last copy or kernel is not written."""
         swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
         owner = [-1] * self.arena.size  # a list: small numpy operations cost more than these
-        steps: list[_Step] = []
+        steps: list[Step] = []
         pending: list[np.ndarray] = []  # poison to write before the next step
         for instr in self.program.instrs:
             opcode = instr.opcode
@@ -212,25 +127,25 @@ class SymbolicMachine:
                 pending.append(self.arena[lo:hi])
             elif opcode is Opcode.DEALLOC:
                 lo, hi = self.region(instr.name)
-                pending.extend(self.arena[a:b] for a, b in _release(owner, lo, hi, self.ids[instr.name]))
+                pending.extend(self.arena[a:b] for a, b in release(owner, lo, hi, self.ids[instr.name]))
             elif opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
-                key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
+                key = self.terms.intern_key((swaps, Opcode.COPY, form(source)))
                 pending.append(dest.words)
-                steps.append(_Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
+                steps.append(Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
                 pending = []
             elif opcode is Opcode.KERNEL:
                 steps.append(self.kernel_step(instr, swaps, pending))
                 pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> _Step:
-        """A kernel's ``_Step``: ``pending`` poisoned, then each ``@out`` unless
+    def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> Step:
+        """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
         it is in a declared in-place pair with an input it aliases exactly."""
         operands = instr.operands
         kinds = [o.kind for o in operands]
         n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
-        attrs, attrs_repr, inplace = _spec_facts(swaps, instr, n_out)
+        attrs, attrs_repr, inplace = spec_facts(swaps, instr, n_out)
         known = self.locs
         locs = [known.get(o.name) or self.resolve(o) for o in operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
@@ -239,20 +154,20 @@ class SymbolicMachine:
                 pending.append(out.words)
         targets, reads = outs + state, ins + state
         aliased = [any(t.overlaps(r) for r in reads) for t in targets]
-        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([_form(r) for r in reads])))
-        return _Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([form(r) for r in reads])))
+        return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
         lo = self.program.offset_of[name] // WORD
         return lo, lo + self.alloc_types[name].size
 
-    def resolve(self, operand: Operand) -> _Loc:
+    def resolve(self, operand: Operand) -> Loc:
         found = self.locs.get(operand.name)
         if found is None:
             found = self.locs[operand.name] = self._resolve(operand.name)
         return found
 
-    def _resolve(self, name: str) -> _Loc:
+    def _resolve(self, name: str) -> Loc:
         type_ = None
         while name in self.views and name not in self.alloc_types:
             source, view_type = self.views[name]
@@ -260,9 +175,9 @@ class SymbolicMachine:
             name = source
         buffer = self.program.buffer_by_name.get(name)
         if buffer is not None:
-            return _Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
+            return Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
         lo, hi = self.region(name)
-        return _Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
+        return Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
 
     def read(self, flat: np.ndarray, type_: TensorType) -> np.ndarray:
         """The words ``flat`` as terms of ``type_``'s dtype's sort, shaped as ``type_``."""
@@ -276,7 +191,7 @@ class SymbolicMachine:
                 words[i] = terms.as_sort(int(t), sort)
         return words.reshape(type_.shape)
 
-    def commit(self, step: _Step) -> None:
+    def commit(self, step: Step) -> None:
         """Write each target chunk by chunk, in order, each chunk from
         ``compute`` on memory as it is then; computed again only when a chunk
         wrote memory it reads (else it would give the same terms)."""
@@ -296,7 +211,7 @@ class SymbolicMachine:
                 flat[lo:hi] = values[j][lo:hi]
             values = None
 
-    def compute(self, step: _Step) -> tuple[np.ndarray, ...]:
+    def compute(self, step: Step) -> tuple[np.ndarray, ...]:
         """Every target's flat value from memory as it is now: a copy's source, a
         kernel's results then new state. Remembered per term table by the words
         read and ``step.key`` (all it is a function of); the guards it adds are
@@ -327,22 +242,3 @@ class SymbolicMachine:
 
 
 _bytes = np.ndarray.tobytes
-
-
-def _release(owner: list[int], lo: int, hi: int, me: int) -> list[tuple[int, int]]:
-    """The runs ``(a, b)`` of ``owner[lo:hi]`` that ``me`` owns, in order, each
-    then owned by none (-1): what a dealloc of ``me`` poisons."""
-    words = owner[lo:hi]
-    mine = words.count(me)
-    if mine == len(words):  # the common case: the whole region
-        owner[lo:hi] = [-1] * len(words)
-        return [(lo, hi)] if words else []
-    runs: list[tuple[int, int]] = []
-    for w in range(lo, hi) if mine else ():
-        if owner[w] == me:
-            owner[w] = -1
-            if runs and runs[-1][1] == w:
-                runs[-1] = (runs[-1][0], w + 1)
-            else:
-                runs.append((w, w + 1))
-    return runs

@@ -219,15 +219,6 @@ def test_a_dealloc_poisons_only_the_words_its_activation_still_owns():
         assert m.arena[:2].tolist() == [t.poison_f] * 2 and m.arena[2:6].tolist() == negs(t)
 
 
-def test_release_gives_the_runs_a_dealloc_still_owns_and_frees_them():
-    owner = [1, 1, 2, 1, 1, 3, 1]
-    assert symbolic_interpreter._release(owner, 0, 7, 1) == [(0, 2), (3, 5), (6, 7)]
-    assert owner == [-1, -1, 2, -1, -1, 3, -1]
-    assert symbolic_interpreter._release(owner, 0, 7, 1) == []  # nothing left: nothing poisoned
-    assert symbolic_interpreter._release(owner, 2, 3, 2) == [(2, 3)] and owner[2] == -1
-    assert symbolic_interpreter._release([], 0, 0, 1) == []
-
-
 def test_read_back_casts_a_word_of_the_other_sort_and_only_that_one():
     """Every module word is checked at once; one int32 term in the float32 ``q``
     is read as its bits (the uninterpreted cast), the rest as they are."""
