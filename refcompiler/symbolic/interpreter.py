@@ -12,7 +12,7 @@ the whole-tensor symbolic kernel on memory as it is at that moment. A word
 is read in the sort of the operand's dtype: poison bytes are a float32 NaN
 and int32 -1, so float poison read as int32 is the integer -1 and back.
 
-Each program is planned once (``_Step``: operands resolved, the poisoning
+Each program is planned once (``Step``: operands resolved, the poisoning
 and aliasing decided) and run from the plan. A step's values (a copy's
 source, a kernel's results and new state) are a pure function of the words
 it reads, its op, attributes and the shape and sort each operand is read in;
@@ -28,8 +28,6 @@ confirms a counterexample runs under the sanitizer.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
@@ -37,11 +35,10 @@ import numpy as np
 from specs import Dtype, TensorType
 
 from refcompiler.errors import UsageError
-from refcompiler.interpreter import CHUNKS
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.spec import spec_of
+from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.terms import Sort
+from refcompiler.symbolic.steps import Loc, Step, chunks, form, release, spec_facts
+from refcompiler.symbolic.terms import SORT_CODE, Sort
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of", "chunks"]
@@ -51,87 +48,6 @@ WORD = 4
 
 def sort_of(dtype: Dtype) -> Sort:
     return Sort.I if dtype is Dtype.INT32 else Sort.F
-
-
-@lru_cache(maxsize=1024)
-def chunks(size: int) -> tuple[tuple[int, int], ...]:
-    """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
-    k = max(1, min(size, CHUNKS))
-    bounds = [size * i // k for i in range(k + 1)]
-    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
-
-
-class _Loc:
-    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
-
-    __slots__ = ("memory", "lo", "hi", "type", "buffer")
-
-    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
-        self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
-
-    def flat(self) -> np.ndarray:
-        return self.memory[self.lo : self.hi]
-
-    def overlaps(self, other: "_Loc") -> bool:
-        return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
-
-    def same_words(self, other: "_Loc") -> bool:
-        return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
-
-
-def _form(loc: _Loc) -> tuple[tuple[int, ...], bool]:
-    """All a read's values depend on besides its words: its shape and whether it
-    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
-    return loc.type.shape, loc.type.dtype is Dtype.INT32
-
-
-class _Step:
-    """One instruction resolved against a machine's memory, the same in every
-    run (offsets, views and in-place lists are fixed): ``poisoned`` before it
-    computes, ``targets`` written in order chunk by chunk (``aliased``: the
-    target overlaps a read, so later chunks recompute), ``reads`` what its
-    values are a function of, with ``key`` (the swap points installed, the op,
-    attributes and each read's ``_form``; interned to an int per term table)."""
-
-    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "reads", "n_in", "attrs", "key", "region", "owner")
-
-    def __init__(
-        self,
-        instr: Instr,
-        poisoned: tuple[_Loc, ...] = (),
-        targets: tuple[_Loc, ...] = (),
-        aliased: tuple[bool, ...] = (),
-        reads: tuple[_Loc, ...] = (),
-        n_in: int = 0,
-        attrs: Mapping[str, object] | None = None,
-        key: int = -1,
-        region: tuple[int, int] = (0, 0),
-        owner: int = -1,
-    ) -> None:
-        self.instr, self.opcode, self.poisoned, self.targets, self.aliased = instr, instr.opcode, poisoned, targets, aliased
-        self.reads, self.n_in, self.attrs, self.key, self.region, self.owner = reads, n_in, attrs, key, region, owner
-
-
-# What a kernel instruction's step takes from the op's spec (under the swap
-# points installed): (swaps, op, attrs) -> (attributes, their repr, in-place
-# inputs per result). Bounded: emptied when full.
-_SPEC_MEMO: dict[tuple, tuple] = {}
-_SPEC_MEMO_SIZE = 4096
-
-
-def _spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
-    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
-    key = (swaps, instr.op, instr.attrs, n_out)
-    found = _SPEC_MEMO.get(key)
-    if found is None:
-        assert instr.op is not None
-        spec = spec_of(instr.op)
-        attrs = MappingProxyType({a.name: a.default for a in spec.attrs} | instr.attr_dict())  # shared: read-only
-        found = (attrs, repr(sorted(attrs.items())), tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out)))
-        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
-            _SPEC_MEMO.clear()
-        _SPEC_MEMO[key] = found
-    return found
 
 
 class SymbolicMachine:
@@ -145,7 +61,6 @@ class SymbolicMachine:
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
         self.arena = np.full(program.peak_bytes // WORD, self.terms.poison_f, dtype=np.int64)
-        self.owner = np.full(self.arena.size, -1, dtype=np.int32)
         words = np.full(sum(b.type.size for b in program.buffers), self.terms.poison_f, dtype=np.int64)
         self.module, at = {}, 0  # one array per module buffer: disjoint slices of one allocation
         for b in program.buffers:
@@ -159,9 +74,16 @@ class SymbolicMachine:
                 self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
-        self.steps: list[_Step] | None = None  # made in the first run (under the swap points then installed)
+        self.locs: dict[str, Loc] = {}  # ``resolve``'s, by operand name
+        self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
         kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
-        self.outputs = [(b.name, _Loc(self.module[b.name], 0, b.type.size, b.type, b)) for b in program.buffers if b.kind in kept]
+        self.words, at, self.outputs = words, 0, []
+        for b in program.buffers:
+            if b.kind in kept:
+                self.outputs.append((b.name, at, at + b.type.size, b.type))
+            at += b.type.size
+        sizes = [b.type.size for b in program.buffers]
+        self.sort_codes = np.repeat([SORT_CODE[sort_of(b.type.dtype)] for b in program.buffers], sizes).astype(np.uint8)
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -169,116 +91,141 @@ class SymbolicMachine:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        return {name: self.read(loc) for name, loc in self.outputs}
+        """The placeholders' and owned variables' terms (``read``), checked in
+        one go: when every module word is of its buffer's sort, nothing is cast."""
+        words = self.words.copy()
+        if (self.terms.sort_codes(words) == self.sort_codes).all():
+            return {name: words[lo:hi].reshape(type_.shape) for name, lo, hi, type_ in self.outputs}
+        return {name: self.read(words[lo:hi], type_) for name, lo, hi, type_ in self.outputs}
 
     def run(self) -> None:
         if self.steps is None:
             self.steps = self.plan()
-        poison, arena, owner = self.terms.poison_f, self.arena, self.owner
-        arena.fill(poison)
-        owner.fill(-1)
+        poison = self.terms.poison_f
+        self.arena.fill(poison)
         for step in self.steps:
-            opcode = step.opcode
-            if opcode is Opcode.ALLOC:
-                lo, hi = step.region
-                arena[lo:hi] = poison
-                owner[lo:hi] = step.owner
-            elif opcode is Opcode.DEALLOC:
-                lo, hi = step.region
-                mine = owner[lo:hi] == step.owner
-                arena[lo:hi][mine] = poison
-                owner[lo:hi][mine] = -1
-            elif opcode is Opcode.COPY or opcode is Opcode.KERNEL:
-                for loc in step.poisoned:
-                    loc.memory[loc.lo : loc.hi] = poison
-                self.commit(step)
+            for words in step.poisoned:
+                words.fill(poison)
+            self.commit(step)
 
-    def plan(self) -> list[_Step]:
-        """Every instruction's ``_Step``; alloc, dealloc, copy and kernel only."""
+    def plan(self) -> list[Step]:
+        """The copies' and kernels' ``Step``s, each poisoning first what the
+        allocs and deallocs before it poison. Which words those are depends on
+        the instructions alone: an alloc its region, a dealloc the words its
+        activation still owns (a later alloc over them took them), found here
+        once with an owner per word. The arena's words are not read back, so
+        the poison after the last copy or kernel is not written."""
         swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
-        steps = []
+        owner = [-1] * self.arena.size  # a list: small numpy operations cost more than these
+        steps: list[Step] = []
+        pending: list[np.ndarray] = []  # poison to write before the next step
         for instr in self.program.instrs:
-            if instr.opcode is Opcode.ALLOC or instr.opcode is Opcode.DEALLOC:
-                steps.append(_Step(instr, region=self.region(instr.name), owner=self.ids[instr.name]))
-            elif instr.opcode is Opcode.COPY:
+            opcode = instr.opcode
+            if opcode is Opcode.ALLOC:
+                lo, hi = self.region(instr.name)
+                owner[lo:hi] = [self.ids[instr.name]] * (hi - lo)
+                pending.append(self.arena[lo:hi])
+            elif opcode is Opcode.DEALLOC:
+                lo, hi = self.region(instr.name)
+                pending.extend(self.arena[a:b] for a, b in release(owner, lo, hi, self.ids[instr.name]))
+            elif opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
-                key = self.terms.intern_key((swaps, Opcode.COPY, _form(source)))
-                steps.append(_Step(instr, (dest,), (dest,), (dest.overlaps(source),), (source,), 1, None, key))
-            elif instr.opcode is Opcode.KERNEL:
-                steps.append(self.kernel_step(instr, swaps))
+                key = self.terms.intern_key((swaps, Opcode.COPY, form(source)))
+                pending.append(dest.words)
+                steps.append(Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
+                pending = []
+            elif opcode is Opcode.KERNEL:
+                steps.append(self.kernel_step(instr, swaps, pending))
+                pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, swaps: tuple) -> _Step:
-        """A kernel's ``_Step``: each ``@out`` is poisoned unless it is in a
-        declared in-place pair with an input it aliases exactly."""
-        kinds = [o.kind for o in instr.operands]
+    def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> Step:
+        """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
+        it is in a declared in-place pair with an input it aliases exactly."""
+        operands = instr.operands
+        kinds = [o.kind for o in operands]
         n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
-        attrs, attrs_repr, inplace = _spec_facts(swaps, instr, n_out)
-        locs = [self.resolve(o) for o in instr.operands]
+        attrs, attrs_repr, inplace = spec_facts(swaps, instr, n_out)
+        known = self.locs
+        locs = [known.get(o.name) or self.resolve(o) for o in operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        poisoned = tuple(out for k, out in enumerate(outs) if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]))
-        targets, reads = (*outs, *state), (*ins, *state)
-        aliased = tuple(any(t.overlaps(r) for r in reads) for t in targets)
-        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple(_form(r) for r in reads)))
-        return _Step(instr, poisoned, targets, aliased, reads, n_in, attrs, key)
+        for k, out in enumerate(outs):
+            if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
+                pending.append(out.words)
+        targets, reads = outs + state, ins + state
+        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([form(r) for r in reads])))
+        return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
         lo = self.program.offset_of[name] // WORD
         return lo, lo + self.alloc_types[name].size
 
-    def resolve(self, operand: Operand) -> _Loc:
-        name, type_ = operand.name, None
+    def resolve(self, operand: Operand) -> Loc:
+        found = self.locs.get(operand.name)
+        if found is None:
+            found = self.locs[operand.name] = self._resolve(operand.name)
+        return found
+
+    def _resolve(self, name: str) -> Loc:
+        type_ = None
         while name in self.views and name not in self.alloc_types:
             source, view_type = self.views[name]
             type_ = type_ or view_type
             name = source
         buffer = self.program.buffer_by_name.get(name)
         if buffer is not None:
-            return _Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
+            return Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
         lo, hi = self.region(name)
-        return _Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
+        return Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
 
-    def read(self, loc: _Loc) -> np.ndarray:
-        """The operand's terms, in its dtype's sort, shaped as its type."""
-        words = loc.flat().copy()
-        sort, sorts = sort_of(loc.type.dtype), self.terms.sorts
-        if self.terms.all_of_sort(words, sort):
-            return words.reshape(loc.type.shape)
+    def read(self, flat: np.ndarray, type_: TensorType) -> np.ndarray:
+        """The words ``flat`` as terms of ``type_``'s dtype's sort, shaped as ``type_``."""
+        words = flat.copy()
+        sort, terms = sort_of(type_.dtype), self.terms
+        if terms.all_of_sort(words, sort):
+            return words.reshape(type_.shape)
+        sorts = terms.sorts
         for i, t in enumerate(words):
             if sorts[t] is not sort:
-                words[i] = self.terms.as_sort(int(t), sort)
-        return words.reshape(loc.type.shape)
+                words[i] = terms.as_sort(int(t), sort)
+        return words.reshape(type_.shape)
 
-    def commit(self, step: _Step) -> None:
+    def commit(self, step: Step) -> None:
         """Write each target chunk by chunk, in order, each chunk from
         ``compute`` on memory as it is then; computed again only when a chunk
         wrote memory it reads (else it would give the same terms)."""
+        if step.chunked is None:  # no target overlaps a read: every chunk from the same values
+            for flat, value in zip(step.targets, self.compute(step)):
+                flat[:] = value
+            return
         values: tuple[np.ndarray, ...] | None = None
-        for j, target in enumerate(step.targets):
-            flat = target.flat()
+        for j, flat in enumerate(step.targets):
             if not step.aliased[j]:  # every chunk from the same values: one write
                 values = values if values is not None else self.compute(step)
                 flat[:] = values[j]
                 continue
-            for c, (lo, hi) in enumerate(chunks(target.type.size)):
+            for c, (lo, hi) in enumerate(step.chunked[j]):
                 if values is None or c > 0:
                     values = self.compute(step)
                 flat[lo:hi] = values[j][lo:hi]
             values = None
 
-    def compute(self, step: _Step) -> tuple[np.ndarray, ...]:
+    def compute(self, step: Step) -> tuple[np.ndarray, ...]:
         """Every target's flat value from memory as it is now: a copy's source, a
         kernel's results then new state. Remembered per term table by the words
         read and ``step.key`` (all it is a function of); the guards it adds are
         replayed when found."""
-        key = (step.key, *(r.memory[r.lo : r.hi].tobytes() for r in step.reads))
-        memo, guards = self.terms.step_memo, self.ctx.guards
+        key = (step.key, *map(_bytes, step.reads))
+        memo = self.terms.step_memo
         found = memo.get(key)
         if found is not None:
-            guards.extend(found[1])
+            if found[1]:
+                self.ctx.guards.extend(found[1])
             return found[0]
+        guards = self.ctx.guards
         before = len(guards)
-        values = [self.read(r) for r in step.reads]
+        values = [self.read(r, t) for r, t in zip(step.reads, step.read_types, strict=True)]
         if step.opcode is Opcode.COPY:
             out = (values[0],)
         else:
@@ -292,3 +239,6 @@ class SymbolicMachine:
             memo.clear()
         memo[key] = found = (flat, tuple(guards[before:]))
         return found[0]
+
+
+_bytes = np.ndarray.tobytes

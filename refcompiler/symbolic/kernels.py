@@ -153,14 +153,24 @@ def _quantization_profile(ctx: Context, inputs: Arrays, state: Arrays, attrs: Ma
     return (), (np.array([low, high], dtype=np.int64), new_hist)
 
 
-def _select_row(t: Terms, table: np.ndarray, i: int) -> np.ndarray:
-    """``table[i]`` for a symbolic ``i``: an if-then-else chain over the rows."""
+def _is_row(t: Terms, known: dict[tuple[int, int], int], i: int, r: int) -> int:
+    """``i == r`` (``r`` a row number), found in ``known`` after its first making:
+    hash-consed, so the same term; made where it was first asked, so every term
+    is made in the same order as without ``known``."""
+    found = known.get((i, r))
+    if found is None:
+        found = known[(i, r)] = t.eq(i, t.iconst(r))
+    return found
+
+
+def _select_row(t: Terms, table: list[list[int]], cols: int, i: int, known: dict[tuple[int, int], int]) -> np.ndarray:
+    """``table[i]`` (``cols`` columns) for a symbolic ``i``: an if-then-else chain over the rows."""
     missing = t.app("embedding_id_out_of_range", ())
     out = []
-    for j in range(table.shape[1]):
+    for j in range(cols):
         value = missing
-        for r in reversed(range(table.shape[0])):
-            value = t.ite(t.eq(i, t.iconst(r)), int(table[r, j]), value)
+        for r in reversed(range(len(table))):
+            value = t.ite(_is_row(t, known, i, r), table[r][j], value)
         out.append(value)
     return np.array(out, dtype=np.int64)
 
@@ -170,16 +180,17 @@ def _embedding_update(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mappin
     ids, grad = inputs
     (table,) = state
     flat_ids = [int(i) for i in ids.reshape(-1)]
-    grads = grad.reshape(len(flat_ids), table.shape[1])
+    grads = grad.reshape(len(flat_ids), table.shape[1]).tolist()
+    rows, known = table.tolist(), {}
     for i in flat_ids:
         ctx.guards.append(t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(table.shape[0] - 1))))
-    looked_up = np.array([_select_row(t, table, i) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
+    looked_up = np.array([_select_row(t, rows, table.shape[1], i, known) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
     new_table = table.copy()
     for r in range(table.shape[0]):
         for j in range(table.shape[1]):
-            acc = int(table[r, j])
+            acc = rows[r][j]
             for p, i in enumerate(flat_ids):  # np.add.at adds in index order
-                acc = t.ite(t.eq(i, t.iconst(r)), t.app("add", (acc, grads[p, j])), acc)
+                acc = t.ite(_is_row(t, known, i, r), t.app("add", (acc, grads[p][j])), acc)
             new_table[r, j] = acc
     return (looked_up,), (new_table,)
 

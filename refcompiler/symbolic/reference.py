@@ -8,6 +8,7 @@ atomically. Values are ``int64`` arrays of term ids (``refcompiler.symbolic.term
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
@@ -21,12 +22,24 @@ __all__ = ["symbolic_run_once"]
 TermValues = dict[str, np.ndarray]
 
 
-def symbolic_run_once(ctx: Context, graph: Graph, values: Mapping[str, np.ndarray], constants: Mapping[str, np.ndarray]) -> TermValues:
+def symbolic_run_once(
+    ctx: Context,
+    graph: Graph,
+    values: Mapping[str, np.ndarray],
+    constants: Mapping[str, np.ndarray],
+    attrs_of: dict[str, Mapping[str, object]] | None = None,
+) -> TermValues:
     """One reference run of the valid ``graph`` from ``values`` (placeholders and
-    owned variables) and ``constants``, all term arrays; the new values."""
+    owned variables) and ``constants``, all term arrays; the new values.
+    ``attrs_of``: each node's attributes by name, filled as found, for the runs
+    of one graph under the same swap points (the spec is one of them)."""
+    attrs_of = {} if attrs_of is None else attrs_of
 
     def kernel(node, ins, state):
-        attrs = {a.name: a.default for a in node.spec.attrs} | node.attr_dict()
+        attrs = attrs_of.get(node.name)
+        if attrs is None:
+            spec = node.spec
+            attrs = attrs_of[node.name] = MappingProxyType({a.name: a.default for a in spec.attrs} | node.attr_dict(spec))
         return run_symbolic_kernel(ctx, node.op, ins, state, attrs)
 
     return run_once(graph, values, constants, kernel)

@@ -29,7 +29,7 @@ import numpy as np
 
 from refcompiler.errors import UsageError
 
-__all__ = ["Sort", "Terms"]
+__all__ = ["Sort", "Terms", "SORT_CODE"]
 
 
 class Sort(enum.Enum):
@@ -38,8 +38,9 @@ class Sort(enum.Enum):
     B = "bool"
 
 
-_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}
+SORT_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}  # ``Terms.sort_codes``
 _F, _I = Sort.F, Sort.I
+_CONSTANTS = frozenset({"iconst", "bconst"})  # the nodes ``constant_value`` gives a value of
 
 
 class Terms:
@@ -71,7 +72,7 @@ class Terms:
         self.sorts.append(sort)
         if tid >= self._codes.size:
             self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
-        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # _CODE[sort], without hashing the enum
+        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # SORT_CODE[sort], without hashing the enum
         self.index[node] = tid
         return tid
 
@@ -80,10 +81,14 @@ class Terms:
         of this table (so a memo key hashes an int, not the tuple, per lookup)."""
         return self.step_keys.setdefault(key, len(self.step_keys))
 
+    def sort_codes(self, ids: np.ndarray) -> np.ndarray:
+        """Each term's sort as its ``SORT_CODE`` (``uint8``), for vectorised checks."""
+        return self._codes[ids]
+
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
         codes = self._codes[ids]
-        return not codes.any() if sort is _F else bool((codes == _CODE[sort]).all())  # F is code 0
+        return not codes.any() if sort is _F else bool((codes == SORT_CODE[sort]).all())  # F is code 0
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]
@@ -91,7 +96,7 @@ class Terms:
     def constant_value(self, t: int) -> object | None:
         """The value of a constant int or condition term, else ``None``."""
         node = self.nodes[t]
-        return node[1] if node[0] in ("iconst", "bconst") else None
+        return node[1] if node[0] in _CONSTANTS else None
 
     # -- leaves ------------------------------------------------------------------
 
@@ -127,10 +132,10 @@ class Terms:
     def eq(self, a: int, b: int) -> int:
         if a == b:
             return self.true
-        va, vb = self.constant_value(a), self.constant_value(b)
-        if va is not None and vb is not None:
-            return self.true if va == vb else self.false
-        return self._make(("eq", min(a, b), max(a, b)), Sort.B)
+        na, nb = self.nodes[a], self.nodes[b]  # constant_value, inlined: the hot call of the stateful kernels
+        if na[0] in _CONSTANTS and nb[0] in _CONSTANTS:
+            return self.true if na[1] == nb[1] else self.false
+        return self._make(("eq", a, b) if a < b else ("eq", b, a), Sort.B)
 
     def le(self, a: int, b: int) -> int:
         va, vb = self.constant_value(a), self.constant_value(b)

@@ -96,9 +96,9 @@ def symbolic_reference(graph: Graph, *, runs: int = 2, max_terms: int = DEFAULT_
     symbols = _symbols(terms, graph)
     constants, float_constants = _constants(terms, graph)
     ctx = Context(terms)
-    values, out = dict(symbols), []
+    values, out, attrs_of = dict(symbols), [], {}
     for _ in range(runs):
-        values = symbolic_run_once(ctx, graph, values, constants)
+        values = symbolic_run_once(ctx, graph, values, constants, attrs_of)
         out.append(values)
     return SymbolicReference(graph, terms, symbols, constants, float_constants, out, set(ctx.guards))
 

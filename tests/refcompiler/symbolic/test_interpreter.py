@@ -194,3 +194,42 @@ def test_a_step_found_replays_its_guards_and_its_values_cannot_be_written():
     assert guards[0] and guards[1] == guards[0]
     for values, _ in t.step_memo.values():
         assert all(not v.flags.writeable for v in values)
+
+
+def test_a_dealloc_poisons_only_the_words_its_activation_still_owns():
+    """%b is allocated over the upper half of %a (no verifier here): %a's
+    dealloc poisons its lower half only, and %b's values survive it."""
+    body = (
+        "   0: alloc   %a : float32[4] at 0\n"
+        "   1: kernel  a = neg(@out %a, @in p)\n"
+        "   2: alloc   %b : float32[4] at 8\n"
+        "   3: kernel  b = neg(@out %b, @in p)\n"
+        "   4: dealloc %a\n"
+        "   5: copy    s(@out q, @in %b)\n"
+        "   6: dealloc %b\n"
+    )
+    program = parse_program(HEAD.replace("peak_bytes 16", "peak_bytes 24") + body)
+    t = Terms()
+    p = np.array([t.sym(f"p{i}", Sort.F) for i in range(4)], dtype=np.int64)
+    m = SymbolicMachine(program, Context(t))
+    m.load({"p": p, "q": p})
+    for _ in range(2):  # the second run as the first: the plan is made once
+        m.run()
+        assert m.read_back()["q"].tolist() == negs(t)
+        assert m.arena[:2].tolist() == [t.poison_f] * 2 and m.arena[2:6].tolist() == negs(t)
+
+
+def test_read_back_casts_a_word_of_the_other_sort_and_only_that_one():
+    """Every module word is checked at once; one int32 term in the float32 ``q``
+    is read as its bits (the uninterpreted cast), the rest as they are."""
+    program = parse_program(HEAD + "   0: copy    s(@out q, @in p)\n")
+    t = Terms()
+    p = np.array([t.sym(f"p{i}", Sort.F) for i in range(4)], dtype=np.int64)
+    m = SymbolicMachine(program, Context(t))
+    m.load({"p": p, "q": p})
+    assert m.read_back()["q"].tolist() == p.tolist()
+    n = t.sym("n", Sort.I)
+    m.load({"q": np.array([p[0], n, p[2], t.poison_i], dtype=np.int64)})
+    got = m.read_back()
+    assert got["q"].tolist() == [p[0], t.app("bits_as_float32", (n,), Sort.F), p[2], t.poison_f]
+    assert got["p"].tolist() == p.tolist()

@@ -116,3 +116,39 @@ def test_max_is_interpreted_on_int32_and_uninterpreted_on_float32():
     x, y = _symbols(t, (2,), "x"), _symbols(t, (2,), "y")
     (got,), _ = run_symbolic_kernel(ctx, OpKind.MAX, [x, y], [], {})
     assert got.tolist() == [t.app("max", (int(p), int(q))) for p, q in zip(x, y)]
+
+
+def _embedding_update_term_by_term(t: Terms, ids: np.ndarray, grad: np.ndarray, table: np.ndarray) -> None:
+    """``embedding_update``'s terms asked for one by one, each condition made again
+    where it is used: the order in which the kernel must make its terms."""
+    flat = [int(i) for i in ids.reshape(-1)]
+    grads = grad.reshape(len(flat), table.shape[1])
+    for i in flat:
+        t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(table.shape[0] - 1)))
+    for i in flat:
+        missing = t.app("embedding_id_out_of_range", ())
+        for j in range(table.shape[1]):
+            value = missing
+            for r in reversed(range(table.shape[0])):
+                value = t.ite(t.eq(i, t.iconst(r)), int(table[r, j]), value)
+    for r in range(table.shape[0]):
+        for j in range(table.shape[1]):
+            acc = int(table[r, j])
+            for p, i in enumerate(flat):
+                acc = t.ite(t.eq(i, t.iconst(r)), t.app("add", (acc, grads[p, j])), acc)
+
+
+def test_embedding_update_makes_its_terms_in_the_order_they_are_first_asked_for():
+    """The kernel asks each id-equals-row condition once: the same terms, made in
+    the same order (term ids, and so what Z3 is given, are unchanged)."""
+    tables = []
+    for kernel in ("kernel", "term by term"):
+        t = Terms()
+        table, grad, ids = _symbols(t, (3, 2), "t"), _symbols(t, (4, 2), "g"), _symbols(t, (4,), "i", Sort.I)
+        ids[1] = ids[3] = t.iconst(2)  # constant ids fold: some conditions are true or false
+        if kernel == "kernel":
+            run_symbolic_kernel(Context(t), OpKind.EMBEDDING_UPDATE, [ids, grad], [table], {})
+        else:
+            _embedding_update_term_by_term(t, ids, grad, table)
+        tables.append((t.nodes, t.sorts))
+    assert tables[0] == tables[1] and len(tables[0][0]) > 80

@@ -1,0 +1,123 @@
+"""What ``refcompiler.symbolic.interpreter`` plans once per program: an
+operand's words (``Loc``), one copy's or kernel's ``Step`` (what it poisons,
+writes and reads, as views of the machine's memory), a kernel's facts from
+its op's spec (``spec_facts``, under the swap points installed), the words a
+dealloc still owns (``release``) and the concrete interpreter's ``chunks``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from specs import Dtype, TensorType
+
+from refcompiler.interpreter import CHUNKS
+from refcompiler.ir import Buffer, Instr
+from refcompiler.spec import spec_of
+
+__all__ = ["Loc", "Step", "chunks", "form", "release", "spec_facts"]
+
+
+@lru_cache(maxsize=1024)
+def chunks(size: int) -> tuple[tuple[int, int], ...]:
+    """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
+    k = max(1, min(size, CHUNKS))
+    bounds = [size * i // k for i in range(k + 1)]
+    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+class Loc:
+    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
+
+    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words")
+
+    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
+        self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
+        self.words = memory[lo:hi]  # a view: made once
+
+    def overlaps(self, other: "Loc") -> bool:
+        return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
+
+    def same_words(self, other: "Loc") -> bool:
+        return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
+
+
+def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
+    """All a read's values depend on besides its words: its shape and whether it
+    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
+    return loc.type.shape, loc.type.dtype is Dtype.INT32
+
+
+class Step:
+    """One instruction resolved against a machine's memory, the same in every
+    run (offsets, views and in-place lists are fixed): ``poisoned`` (word
+    slices) written with poison before it computes, ``targets`` written in
+    order chunk by chunk (``aliased``: the target overlaps a read, so later
+    chunks recompute), ``reads`` what its values are a function of, with
+    ``key`` (the swap points installed, the op, attributes and each read's
+    ``form``; interned to an int per term table). Every slice
+    is a view of the machine's memory, made once."""
+
+    __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "chunked", "reads", "read_types", "n_in", "attrs", "key")
+
+    def __init__(
+        self,
+        instr: Instr,
+        poisoned: list[np.ndarray],
+        targets: list[Loc],
+        aliased: list[bool],
+        reads: list[Loc],
+        n_in: int,
+        attrs: Mapping[str, object] | None,
+        key: int,
+    ) -> None:
+        self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
+        self.targets = [t.words for t in targets]
+        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
+        self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
+        self.n_in, self.attrs, self.key = n_in, attrs, key
+
+
+# What a kernel instruction's step takes from the op's spec (under the swap
+# points installed): (swaps, op, attrs) -> (attributes, their repr, in-place
+# inputs per result). Bounded: emptied when full.
+_SPEC_MEMO: dict[tuple, tuple] = {}
+_SPEC_MEMO_SIZE = 4096
+
+
+def spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
+    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
+    key = (swaps, instr.op, instr.attrs, n_out)
+    found = _SPEC_MEMO.get(key)
+    if found is None:
+        assert instr.op is not None
+        spec = spec_of(instr.op)
+        attrs = MappingProxyType({a.name: a.default for a in spec.attrs} | instr.attr_dict())  # shared: read-only
+        found = (attrs, repr(sorted(attrs.items())), tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out)))
+        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
+            _SPEC_MEMO.clear()
+        _SPEC_MEMO[key] = found
+    return found
+
+
+def release(owner: list[int], lo: int, hi: int, me: int) -> list[tuple[int, int]]:
+    """The runs ``(a, b)`` of ``owner[lo:hi]`` that ``me`` owns, in order, each
+    then owned by none (-1): what a dealloc of ``me`` poisons."""
+    words = owner[lo:hi]
+    mine = words.count(me)
+    if mine == len(words):  # the common case: the whole region
+        owner[lo:hi] = [-1] * len(words)
+        return [(lo, hi)] if words else []
+    runs: list[tuple[int, int]] = []
+    for w in range(lo, hi) if mine else ():
+        if owner[w] == me:
+            owner[w] = -1
+            if runs and runs[-1][1] == w:
+                runs[-1] = (runs[-1][0], w + 1)
+            else:
+                runs.append((w, w + 1))
+    return runs
