@@ -33,6 +33,7 @@ __all__ = ["Sort", "Terms", "SORT_CODE"]
 
 
 class Sort(enum.Enum):
+    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
     F = "float32"
     I = "int32"  # noqa: E741 (the sort's name)
     B = "bool"
