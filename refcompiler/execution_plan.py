@@ -25,110 +25,19 @@ cache is bounded.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import NamedTuple
 
 from specs import TensorType
 
 from refcompiler import variants
-from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
+from refcompiler.execution_steps import CopyStep, KernelStep, Loc, Plan, PoisonStep
+from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
 from refcompiler.ir_text import ir_violation
 from refcompiler.kernel_facts import kernel_facts
 from refcompiler.sanitizer import Shadow
 
-__all__ = ["CHUNKS", "Loc", "PoisonStep", "KernelStep", "CopyStep", "Plan", "plan_of"]
+__all__ = ["plan_of"]
 
-CHUNKS = 3  # chunks per result (fewer when it has fewer elements)
 CACHE_SIZE = 64  # plans kept (most recently used)
-
-
-@lru_cache(maxsize=1024)
-def _chunks(size: int) -> tuple[tuple[int, int], ...]:
-    """``CHUNKS`` consecutive pieces of ``range(size)`` (at least two when ``size >= 2``)."""
-    k = max(1, min(size, CHUNKS))
-    bounds = [size * i // k for i in range(k + 1)]
-    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
-
-
-class Loc(NamedTuple):
-    """Where an operand's bytes are: bytes ``lo:hi`` of ``memory`` (a module
-    buffer's name, ``None`` for the arena) seen as ``type``. ``origin`` is the
-    activation or module buffer behind the name; ``buffer`` is that module
-    buffer, ``None`` for the arena."""
-
-    origin: str
-    memory: str | None
-    lo: int
-    hi: int
-    type: TensorType
-    buffer: Buffer | None
-
-    def same_bytes(self, other: "Loc") -> bool:
-        return self.memory == other.memory and self.lo == other.lo and self.hi == other.hi
-
-    def overlaps(self, other: "Loc") -> bool:
-        return self.memory == other.memory and self.lo < other.hi and other.lo < self.hi
-
-
-class PoisonStep(NamedTuple):
-    """An alloc's region, or the bytes a dealloc's activation still owns
-    (``owned``: a mask over ``lo:hi``, ``None`` for all of them), filled with
-    poison (DESIGN §5). The sanitizer flags any read of them before a write;
-    the poison is what such a read would see if it did not."""
-
-    index: int
-    lo: int
-    hi: int
-    owned: object = None  # numpy bool array, or None
-
-
-class KernelStep(NamedTuple):
-    """A kernel: ``poison`` are the ``@out`` results poisoned before it runs
-    (those not in place that overlap bytes it reads: poison elsewhere is
-    overwritten before anything can read it); ``targets`` are the results
-    (``@out`` then ``@inout``) in commit order, each with whether it overlaps
-    what the kernel reads (then it is committed chunk by chunk, the kernel
-    computed again after each chunk)."""
-
-    index: int
-    instr: Instr
-    attrs: dict[str, object]
-    ins: tuple[Loc, ...]
-    state: tuple[Loc, ...]
-    poison: tuple[Loc, ...]
-    targets: tuple[tuple[Loc, bool], ...]
-
-
-class CopyStep(NamedTuple):
-    """A copy of ``source`` into ``dest`` (the same type); when they overlap,
-    ``dest`` is poisoned and copied chunk by chunk."""
-
-    index: int
-    instr: Instr
-    dest: Loc
-    source: Loc
-    overlap: bool
-
-
-@dataclass(frozen=True)
-class Plan:
-    steps: tuple[PoisonStep | KernelStep | CopyStep, ...]
-    failure: Exception | None
-    # module buffer -> the bytes of its initial value, when it is a function of
-    # the program alone (filled by the interpreter on first use)
-    initial: dict[str, bytes] = field(default_factory=dict, compare=False)
-
-    def raise_failure(self) -> None:
-        """Raise ``failure`` (a fresh copy of a violation: each run raises its own)."""
-        f = self.failure
-        if f is None:
-            return
-        if isinstance(f, InvariantViolation):
-            raise f.at(f.stage)
-        raise f
-
 
 _CACHE: OrderedDict[int, tuple[Program, object, Plan]] = OrderedDict()
 

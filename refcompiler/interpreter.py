@@ -47,7 +47,8 @@ from specs import Dtype
 
 from refcompiler import kernels
 from refcompiler.errors import ExecutionError, UsageError
-from refcompiler.execution_plan import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, _chunks, plan_of
+from refcompiler.execution_plan import plan_of
+from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, chunk_bounds
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
@@ -193,7 +194,7 @@ def _copy_run(machine: _Machine, step: CopyStep) -> Callable[[], None]:
 
         return copy
     flat_dest, flat_source = dest.reshape(-1), source.reshape(-1)
-    poison, chunks = machine.memory(step.dest), _chunks(step.dest.type.size)
+    poison, chunks = machine.memory(step.dest), chunk_bounds(step.dest.type.size)
 
     def copy_in_chunks() -> None:
         poison[:] = POISON
@@ -234,7 +235,7 @@ def _chunked_run(
     them): until then, the last value is what the kernel would give, and the
     chunks of a target that overlaps nothing read are written at once."""
     poison = [machine.memory(loc) for loc in step.poison]
-    flats = [(loc, target.reshape(-1), _chunks(loc.type.size) if aliased else None) for loc, target, aliased in targets]
+    flats = [(loc, target.reshape(-1), chunk_bounds(loc.type.size) if aliased else None) for loc, target, aliased in targets]
 
     def checked(loc: Loc, flat: np.ndarray, value: np.ndarray) -> np.ndarray:
         """``value``'s elements; IR-1 unless it has ``loc``'s type."""

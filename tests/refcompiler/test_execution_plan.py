@@ -16,7 +16,8 @@ from specs import OpKind, OpSpec
 
 from refcompiler import execution_plan, kernel_facts, variants
 from refcompiler.errors import ExecutionError, InvariantViolation
-from refcompiler.execution_plan import KernelStep, plan_of
+from refcompiler.execution_plan import plan_of
+from refcompiler.execution_steps import KernelStep
 from refcompiler.interpreter import execute
 from refcompiler.ir_text import parse_program
 from refcompiler.spec import spec_of

@@ -19,7 +19,8 @@ from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph_json import load_graph
 from refcompiler import interpreter
-from refcompiler.interpreter import CHUNKS, _chunks, execute, execute_runs
+from refcompiler.execution_steps import chunk_bounds
+from refcompiler.interpreter import CHUNKS, execute, execute_runs
 from refcompiler.ir_text import parse_program
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.reference import run_reference
@@ -453,9 +454,9 @@ def test_an_embedding_id_out_of_range_names_node_and_id() -> None:
 
 
 def test_chunks_cover_the_range_in_order() -> None:
-    assert _chunks(1) == ((0, 1),)
+    assert chunk_bounds(1) == ((0, 1),)
     for size in range(2, 40):
-        chunks = _chunks(size)
+        chunks = chunk_bounds(size)
         assert 2 <= len(chunks) <= CHUNKS
         assert chunks[0][0] == 0 and chunks[-1][1] == size
         assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(chunks, chunks[1:]))

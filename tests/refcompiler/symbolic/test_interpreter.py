@@ -10,7 +10,8 @@ import pytest
 
 from refcompiler.driver import compile_graph
 from refcompiler.graph_json import load_graph
-from refcompiler.interpreter import CHUNKS, _chunks, execute
+from refcompiler.execution_steps import chunk_bounds
+from refcompiler.interpreter import CHUNKS, execute
 from refcompiler.ir_text import parse_program
 from refcompiler.mutants import activate
 from refcompiler.spec import spec_of
@@ -41,7 +42,7 @@ def run(body: str) -> tuple[Terms, np.ndarray, np.ndarray]:
 
 
 def test_chunks_are_the_concrete_interpreters():
-    assert all(chunks(n) == _chunks(n) for n in range(0, 3 * CHUNKS + 2))
+    assert all(chunks(n) == chunk_bounds(n) for n in range(0, 3 * CHUNKS + 2))
 
 
 def test_an_elementwise_op_in_place_stays_exact():
