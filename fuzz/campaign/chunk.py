@@ -28,13 +28,14 @@ from refcompiler.graph_json import graph_to_doc
 from fuzz.campaign.cases import Case3, fuzz_cases, random_case
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Example, Failure, check_within, finish
+from fuzz.campaign.live import Live, end_requested, set_running
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
 from fuzz.oracle import Bug, Finding, Signature
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
-__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "Live", "run_chunk", "running", "forget_running", "request_end", "end_requested", "forget_end"]
+__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "run_chunk"]
 
 
 @dataclass(frozen=True)
@@ -98,61 +99,8 @@ class ChunkState:
         return f"shrinking {b.invariant} at {b.stage}{by} ({self.from_nodes} nodes -> {self.nodes})"
 
 
-    def live(self) -> "Live":
+    def live(self) -> Live:
         return Live(self.cases, self.invalid, self.schedules, self.failures, self.phase)
-
-
-@dataclass(frozen=True)
-class Live:
-    """A running chunk's counts and phase, as the progress display shows them
-    (small and picklable: a pool worker sends it to the campaign while its
-    chunk runs)."""
-
-    cases: int
-    invalid: int
-    schedules: int
-    failures: int
-    phase: str
-
-
-# The state of the chunk that runs in this process, read by the campaign's
-# progress display while the chunk runs (in the campaign's process with one
-# worker, see ``runner``; in a pool worker, see ``pool``); forgotten once the
-# chunk's result is absorbed or sent.
-_running: ChunkState | None = None
-
-
-def running() -> ChunkState | None:
-    """The state of the chunk running (or just ended, not yet absorbed) in this process."""
-    return _running
-
-
-def forget_running() -> None:
-    global _running
-    _running = None
-
-
-# Set by ``request_end``: the chunk running in this process ends at its next
-# case or shrink attempt, as at its deadline (a worker's wind-up after a signal).
-_end_requested = False
-
-
-def request_end() -> None:
-    """Ask the chunk running in this process to end as soon as it can: it
-    checks no more cases, shrinks and reduces no further, and answers with
-    what it has (its failure stored as shrunk so far). Safe in a signal handler."""
-    global _end_requested
-    _end_requested = True
-
-
-def end_requested() -> bool:
-    return _end_requested
-
-
-def forget_end() -> None:
-    """Withdraw ``request_end`` (a campaign's start and end)."""
-    global _end_requested
-    _end_requested = False
 
 
 # ``ChunkState.seconds``' keys besides the oracle's stages: the case generator
@@ -194,7 +142,7 @@ class _ChunkRun:
         self.state = ChunkState()
 
     def out_of_time(self) -> bool:
-        if _end_requested:
+        if end_requested():
             return True
         if self.task.deadline is None:
             return False
@@ -257,8 +205,8 @@ class _ChunkRun:
     def run(self) -> ChunkResult:
         """The chunk's result; a signal that cuts it short (``KeyboardInterrupt``)
         comes out as ``ChunkInterrupted``, carrying what was checked by then."""
-        global _running
-        _running, start = self.state, time.time()
+        set_running(self.state)
+        start = time.time()
         try:
             with no_local_constants():
                 self.generate()

@@ -10,11 +10,11 @@ worker, so that none is left running after a campaign, however it ended.
 The pool has no threads in the campaign's process: ``poll(timeout)`` (called
 by the campaign loop) completes the futures whose worker answered or died. In
 each worker a reporter thread sends the running chunk's counts and phase
-(``chunk.Live``) every ``REPORT`` seconds; ``live()`` gives the latest of each
+(``live.Live``) every ``REPORT`` seconds; ``live()`` gives the latest of each
 busy worker, so that the display moves, and names the finding being shrunk,
 while chunks run. After a signal the campaign asks its busy workers to end
 their chunks (``wind_up``: SIGUSR1, on which a running chunk stops at its next
-case or shrink attempt, ``chunk.request_end``; an idle worker ignores it), so
+case or shrink attempt, ``live.request_end``; an idle worker ignores it), so
 that what they checked, a failure being shrunk included, comes back before the
 workers are terminated. The request is polled, not raised: an exception raised
 from a signal handler may land in a garbage-collector callback or a
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
-from fuzz.campaign.chunk import Live, forget_running, request_end, running
+from fuzz.campaign.live import Live, forget_running, request_end, running
 
 __all__ = ["LostChunk", "WorkerPool", "REPORT"]
 

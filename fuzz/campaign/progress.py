@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Protocol, Sequence, TextIO
 
-from fuzz.campaign.chunk import Live
+from fuzz.campaign.live import Live
 from fuzz.campaign.summary import Summary
 
 __all__ = ["Progress", "NoProgress", "PlainProgress", "RichProgress", "Ticker", "live_view", "TICK"]

@@ -20,7 +20,8 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable, Iterator
 
 from fuzz.campaign.cases import chunk_seed
-from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, end_requested, forget_end, forget_running, request_end, run_chunk, running
+from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, run_chunk
+from fuzz.campaign.live import end_requested, forget_end, forget_running, request_end, running
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
@@ -196,7 +197,7 @@ class _Signals:
     block's end, so that a chunk is absorbed (or handed out) whole.
 
     The first signal also asks the chunk running in this process, if any, to
-    end (``chunk.request_end``): an exception raised from a signal handler can
+    end (``live.request_end``): an exception raised from a signal handler can
     land in a garbage-collector callback or a finaliser, where Python drops it
     (``sys.unraisablehook``, which says nothing of a ``KeyboardInterrupt`` while
     the campaign runs); the chunk then ends at its next case instead."""

@@ -73,11 +73,13 @@ def test_shutdown_terminates_busy_workers():
 
 def _busy_chunk(seconds: float) -> int:
     # what a chunk does in a worker: its state is what running() returns
-    from fuzz.campaign import chunk
+    from fuzz.campaign.chunk import ChunkState
+    from fuzz.campaign.live import set_running
 
-    chunk._running = chunk.ChunkState(cases=7, schedules=21)
+    state = ChunkState(cases=7, schedules=21)
+    set_running(state)
     time.sleep(seconds)
-    chunk._running.cases = 9
+    state.cases = 9
     time.sleep(seconds)
     return 5
 
@@ -128,7 +130,7 @@ def test_an_invariant_violation_raised_in_a_worker_reaches_the_campaign_whole():
 
 
 def _until_asked(x: int) -> str:
-    from fuzz.campaign.chunk import end_requested
+    from fuzz.campaign.live import end_requested
 
     deadline = time.monotonic() + 60
     while not end_requested() and time.monotonic() < deadline:

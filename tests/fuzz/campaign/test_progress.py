@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from fuzz.campaign import CampaignConfig, Summary, run_campaign
-from fuzz.campaign.chunk import running
+from fuzz.campaign.live import running
 from fuzz.campaign.progress import PlainProgress
 
 SHRINKING = re.compile(r"shrinking (SEM-1 at differential by share_buffers) \((\d+) nodes -> (\d+)\)")
