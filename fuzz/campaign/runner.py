@@ -132,49 +132,37 @@ def _loop(
     chunk is handed to a pool and absorbed inside ``held()``: a signal then
     takes effect after it, never halfway; the chunks running then are wound
     up (``_wind_up``) and the signal goes on up."""
-    pending: dict[Future[ChunkResult], Chunk] = {}
-    try:
-        _run_loop(config, summary, pool, progress, on_change, held, pending)
-    except KeyboardInterrupt:
-        _wind_up(summary, pool, pending)
-        raise
-
-
-def _run_loop(
-    config: CampaignConfig,
-    summary: Summary,
-    pool: Executor,
-    progress: Progress,
-    on_change: Callable[[Summary], None],
-    held: Callable[[], contextlib.AbstractContextManager[None]],
-    pending: dict[Future[ChunkResult], Chunk],
-) -> None:
     index = 0
     # inline, submitting is running the chunk: a signal must break into it
     handing = contextlib.nullcontext if isinstance(pool, InlineExecutor) else held
     hard = None if config.budget is None else summary.start + config.budget + config.shrink_grace + HARD_GRACE
-    while True:
-        while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
-            summary.planned += chunk.cases
-            index += 1
-            summary.phase = "generating"
-            with handing():  # a worker started is one the pool knows (and terminates)
-                pending[pool.submit(run_chunk, chunk)] = chunk
-        if not pending:
-            return
-        for fut in _wait(pool, set(pending), 0.5):
-            with held():
-                # a chunk of this process that a signal cut short, or ended at its
-                # next case (the signal's exception was lost in a finaliser: ``_Signals``)
-                if _absorb(summary, pending.pop(fut), fut) or end_requested():
-                    raise KeyboardInterrupt
-            on_change(summary)
-        if hard is not None and time.time() >= hard and pending:
-            for chunk in pending.values():
-                summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
-            return
-        summary.seconds = time.time() - summary.start
-        progress.update(live_view(summary, pool.live()) if isinstance(pool, WorkerPool) else summary)
+    pending: dict[Future[ChunkResult], Chunk] = {}
+    try:
+        while True:
+            while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
+                summary.planned += chunk.cases
+                index += 1
+                summary.phase = "generating"
+                with handing():  # a worker started is one the pool knows (and terminates)
+                    pending[pool.submit(run_chunk, chunk)] = chunk
+            if not pending:
+                return
+            for fut in _wait(pool, set(pending), 0.5):
+                with held():
+                    # a chunk of this process that a signal cut short, or ended at its
+                    # next case (the signal's exception was lost in a finaliser: ``_Signals``)
+                    if _absorb(summary, pending.pop(fut), fut) or end_requested():
+                        raise KeyboardInterrupt
+                on_change(summary)
+            if hard is not None and time.time() >= hard and pending:
+                for chunk in pending.values():
+                    summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
+                return
+            summary.seconds = time.time() - summary.start
+            progress.update(live_view(summary, pool.live()) if isinstance(pool, WorkerPool) else summary)
+    except KeyboardInterrupt:
+        _wind_up(summary, pool, pending)
+        raise
 
 
 def _stopped_by(config: CampaignConfig, summary: Summary) -> str:
