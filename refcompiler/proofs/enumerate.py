@@ -1,8 +1,7 @@
 """SCH-2 by enumeration: the third oracle, for graphs small enough (DESIGN §8).
 
 ``all_legal_orders`` lists every topological order of the dependency graph
-(Knuth and Szwarcfiter's enumeration, in the order networkx's
-``all_topological_sorts`` gives them); ``decide`` looks at every one of them
+(``networkx.all_topological_sorts``); ``decide`` looks at every one of them
 and calls a pair ordered iff all of them put it the same way round. It shares
 no reasoning with ``reach`` or ``z3``, which is why the tests use it to check
 them; it is exponential, so it takes a ``limit`` and says ``UNKNOWN`` for the
@@ -12,7 +11,6 @@ pairs it could not settle within it.
 from __future__ import annotations
 
 import time
-from collections import deque
 from typing import Iterator
 
 import networkx as nx
@@ -42,58 +40,11 @@ def all_legal_orders(graph: Graph, *, limit: int | None = None) -> Iterator[tupl
 
 
 def legal_orders_of(deps: nx.DiGraph, *, limit: int | None = None) -> Iterator[tuple[str, ...]]:
-    """Every topological order of the acyclic ``deps``, at most ``limit``, in
-    the order ``networkx.all_topological_sorts`` gives them (campaigns check
-    the orders in this sequence, so their findings depend on it); raises
-    ``networkx.NetworkXUnfeasible`` on a cycle."""
-    return _knuth_orders(deps, limit)
-
-
-def _knuth_orders(deps: nx.DiGraph, limit: int | None) -> Iterator[tuple[str, ...]]:
-    """Knuth and Szwarcfiter's enumeration (1974) on node indices: ``ready``
-    holds the nodes with no unplaced predecessor; the next node placed is the
-    last ready one; backtracking puts it back at the front, so that each
-    position takes each ready node in turn, until the node it started with
-    (``first[k]``) comes round to the back again. Same choices, hence the same
-    sequence, as networkx's generic version, without its per-step checks."""
-    names = list(deps)
-    index = {n: i for i, n in enumerate(names)}
-    succ = [[index[m] for m in deps.succ[n]] for n in names]
-    waiting = [len(deps.pred[n]) for n in names]
-    ready = deque(i for i, w in enumerate(waiting) if w == 0)
-    first: list[int] = []  # the node each position started with
-    placed: list[int] = []
-    size, emitted = len(names), 0
-    while True:
-        if len(placed) == size:
-            if limit is not None and emitted >= limit:
-                return
-            yield tuple(names[i] for i in placed)
-            emitted += 1
-            while placed:  # undo the last placements until a position has a node left to try
-                q = placed.pop()
-                for j in succ[q]:
-                    waiting[j] += 1
-                while ready and waiting[ready[-1]] > 0:
-                    ready.pop()
-                ready.appendleft(q)
-                if ready[-1] == first[-1]:
-                    first.pop()
-                else:
-                    break
-        else:
-            if not ready:
-                raise nx.NetworkXUnfeasible("Graph contains a cycle.")
-            q = ready.pop()
-            for j in succ[q]:
-                waiting[j] -= 1
-                if waiting[j] == 0:
-                    ready.append(j)
-            placed.append(q)
-            if len(first) < len(placed):
-                first.append(q)
-        if not first:
+    """Every topological order of the acyclic ``deps``, at most ``limit``."""
+    for k, order in enumerate(nx.all_topological_sorts(deps)):
+        if limit is not None and k >= limit:
             return
+        yield tuple(order)
 
 
 def decide(problem: Problem, *, deadline: float | None = None, limit: int | None = DEFAULT_LIMIT) -> Decision:
