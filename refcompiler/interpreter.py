@@ -19,7 +19,7 @@ The execution contract, which is what makes aliasing bugs visible:
   results, then the ``@inout`` state); each is committed in chunks of its
   flat (row-major) element range, in index order, at least two when it has two
   or more elements. Each chunk runs the whole-tensor kernel
-  (``refcompiler.kernels.run_kernel``) on the operands as they are in memory
+  (``refcompiler.kernels.prepared``, the reference's kernels) on the operands as they are in memory
   at that moment and keeps that chunk's slice; a ``copy`` copies chunk by
   chunk the same way. So an elementwise op in place stays exact, while a
   stencil, a transpose, or a result over an input a later result still reads
@@ -45,14 +45,13 @@ import numpy as np
 
 from specs import Dtype
 
-from refcompiler import kernels
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.execution_plan import plan_of
 from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, chunk_bounds
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
-from refcompiler.kernels import prepared, run_kernel
+from refcompiler.kernels import prepared
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
@@ -263,20 +262,12 @@ def _chunked_run(
 
 
 def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarray, ...]]:
-    """The op's kernel on the step's operands as memory is then (results, then
-    new state); a run-time error names the node. ``kernels.prepared`` unless
-    ``run_kernel`` here is replaced (a test's seam: then it is called)."""
+    """The op's kernel (``kernels.prepared``) on the step's operands as memory
+    is then (results, then new state); a run-time error names the node."""
     ins = [machine.array(loc) for loc in step.ins]
     state = [machine.array(loc) for loc in step.state]
     op, attrs = step.instr.op, step.attrs
-    if run_kernel is kernels.run_kernel:
-        kernel = prepared(op, attrs)  # type: ignore[arg-type]  # a kernel has an op
-    else:
-        replaced = run_kernel
-
-        def kernel(ins: list[np.ndarray], state: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-            results, new_state = replaced(op, ins, state, attrs)  # type: ignore[arg-type]
-            return (*results, *new_state)
+    kernel = prepared(op, attrs)  # type: ignore[arg-type]  # a kernel has an op
 
     def compute() -> tuple[np.ndarray, ...]:
         try:

@@ -402,13 +402,18 @@ def test_execute_runs_gives_the_values_after_each_run() -> None:
 
 def _kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = interpreter.run_kernel
+    real = interpreter.prepared
 
-    def counted(op, ins, state, attrs):  # type: ignore[no-untyped-def]
-        calls.append(op.value)
-        return real(op, ins, state, attrs)
+    def counting(op, attrs):  # type: ignore[no-untyped-def]
+        kernel = real(op, attrs)
 
-    monkeypatch.setattr(interpreter, "run_kernel", counted)
+        def counted(ins, state):  # type: ignore[no-untyped-def]
+            calls.append(op.value)
+            return kernel(ins, state)
+
+        return counted
+
+    monkeypatch.setattr(interpreter, "prepared", counting)
     return calls
 
 

@@ -18,7 +18,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_json import load_graph
 from refcompiler.ir_text import print_program
-from refcompiler.kernels import run_kernel
+from refcompiler.kernels import prepared
 from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict
 from refcompiler.reference import run_reference
@@ -108,11 +108,11 @@ def _buffered_update(ids: np.ndarray, grad: np.ndarray, table: np.ndarray) -> np
     return new
 
 
-def _wrong_concrete(op, ins, state, attrs):  # type: ignore[no-untyped-def]
+def _wrong_concrete(op, attrs):  # type: ignore[no-untyped-def]
+    kernel = prepared(op, attrs)
     if op is not OpKind.EMBEDDING_UPDATE:
-        return run_kernel(op, ins, state, attrs)
-    (rows,), _ = run_kernel(op, ins, state, attrs)
-    return (rows,), (_buffered_update(ins[0], ins[1], state[0]),)
+        return kernel
+    return lambda ins, state: (kernel(ins, state)[0], _buffered_update(ins[0], ins[1], state[0]))
 
 
 def _wrong_symbolic(ctx, op, ins, state, attrs):  # type: ignore[no-untyped-def]
@@ -132,7 +132,7 @@ def _wrong_symbolic(ctx, op, ins, state, attrs):  # type: ignore[no-untyped-def]
 
 def test_a_bug_that_needs_two_equal_ids_is_missed_by_the_default_inputs_and_found(monkeypatch: pytest.MonkeyPatch):
     assert validate_compiled(_embedding_graph(), compile_graph(_embedding_graph())).verdict is Verdict.PROVED
-    monkeypatch.setattr(concrete_interpreter, "run_kernel", _wrong_concrete)
+    monkeypatch.setattr(concrete_interpreter, "prepared", _wrong_concrete)
     monkeypatch.setattr(symbolic_interpreter, "run_symbolic_kernel", _wrong_symbolic)
     graph = _embedding_graph()
     compiled = compile_graph(graph)
