@@ -37,11 +37,11 @@ from specs import Dtype, TensorType
 from refcompiler.errors import UsageError
 from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.steps import Loc, Step, chunks, form, release, spec_facts
+from refcompiler.symbolic.steps import Loc, Step, form, release, spec_facts
 from refcompiler.symbolic.terms import SORT_CODE, Sort
 from refcompiler.variants import active
 
-__all__ = ["SymbolicMachine", "sort_of", "chunks"]
+__all__ = ["SymbolicMachine", "sort_of"]
 
 WORD = 4
 

@@ -2,12 +2,12 @@
 operand's words (``Loc``), one copy's or kernel's ``Step`` (what it poisons,
 writes and reads, as views of the machine's memory), a kernel's facts from
 its op's spec (``spec_facts``, under the swap points installed), the words a
-dealloc still owns (``release``) and the concrete interpreter's ``chunks``.
+dealloc still owns (``release``); an in-place result is committed in the
+concrete interpreter's chunks (``execution_steps.chunk_bounds``).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping
 
@@ -15,19 +15,11 @@ import numpy as np
 
 from specs import Dtype, TensorType
 
-from refcompiler.interpreter import CHUNKS
+from refcompiler.execution_steps import chunk_bounds
 from refcompiler.ir import Buffer, Instr
 from refcompiler.spec import spec_of
 
-__all__ = ["Loc", "Step", "chunks", "form", "release", "spec_facts"]
-
-
-@lru_cache(maxsize=1024)
-def chunks(size: int) -> tuple[tuple[int, int], ...]:
-    """The concrete interpreter's chunks of ``range(size)``: ``CHUNKS`` pieces, fewer when smaller."""
-    k = max(1, min(size, CHUNKS))
-    bounds = [size * i // k for i in range(k + 1)]
-    return tuple(zip(bounds[:-1], bounds[1:], strict=True))
+__all__ = ["Loc", "Step", "form", "release", "spec_facts"]
 
 
 class Loc:
@@ -77,7 +69,7 @@ class Step:
     ) -> None:
         self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
         self.targets = [t.words for t in targets]
-        self.chunked = [chunks(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
+        self.chunked = [chunk_bounds(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
         self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
         self.n_in, self.attrs, self.key = n_in, attrs, key
 

@@ -10,13 +10,12 @@ import pytest
 
 from refcompiler.driver import compile_graph
 from refcompiler.graph_json import load_graph
-from refcompiler.execution_steps import chunk_bounds
-from refcompiler.interpreter import CHUNKS, execute
+from refcompiler.interpreter import execute
 from refcompiler.ir_text import parse_program
 from refcompiler.mutants import activate
 from refcompiler.spec import spec_of
 from refcompiler.symbolic import interpreter as symbolic_interpreter
-from refcompiler.symbolic.interpreter import SymbolicMachine, chunks, sort_of
+from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
 from refcompiler.symbolic.kernels import Context
 from refcompiler.symbolic.terms import Sort, Terms
 from refcompiler.variants import installed
@@ -39,10 +38,6 @@ def run(body: str) -> tuple[Terms, np.ndarray, np.ndarray]:
     m.load({"p": p, "q": q})
     m.run()
     return t, p, m.read_back()["q"]
-
-
-def test_chunks_are_the_concrete_interpreters():
-    assert all(chunks(n) == chunk_bounds(n) for n in range(0, 3 * CHUNKS + 2))
 
 
 def test_an_elementwise_op_in_place_stays_exact():
