@@ -208,10 +208,14 @@ class _ChunkRun:
         set_running(self.state)
         start = time.time()
         try:
-            with no_local_constants():
-                self.generate()
+            return self._result(start, self._generate_and_reduce(start))
         except KeyboardInterrupt:
             raise ChunkInterrupted(self._result(start, self._found(lambda: True))) from None
+
+    def _generate_and_reduce(self, start: float) -> tuple[Failure, ...]:
+        try:
+            with no_local_constants():
+                self.generate()
         except (UsageError, InternalError):
             raise
         except Exception as e:  # the oracle turns what a compiler raises into findings: this is refc's own
@@ -220,13 +224,10 @@ class _ChunkRun:
         s = self.state
         s.seconds[GENERATE] += max(0.0, time.time() - start - sum(s.seconds.values()))
         reducing = time.time()
-        try:
-            found = self._found(self.out_of_time)
-        except KeyboardInterrupt:
-            raise ChunkInterrupted(self._result(start, self._found(lambda: True))) from None
+        found = self._found(self.out_of_time)
         if found:
             s.seconds[REDUCE] += time.time() - reducing
-        return self._result(start, found)
+        return found
 
     def _found(self, stop: Callable[[], bool]) -> tuple[Failure, ...]:
         """The target's failure, reduced until ``stop()`` (stored and replayed
