@@ -14,7 +14,7 @@ each worker a reporter thread sends the running chunk's counts and phase
 busy worker, so that the display moves, and names the finding being shrunk,
 while chunks run. After a signal the campaign asks its busy workers to end
 their chunks (``wind_up``: SIGUSR1, on which a running chunk stops at its next
-case or shrink attempt, ``live.request_end``; an idle worker ignores it), so
+case or shrink attempt, ``live.request_end``), so
 that what they checked, a failure being shrunk included, comes back before the
 workers are terminated. The request is polled, not raised: an exception raised
 from a signal handler may land in a garbage-collector callback or a
@@ -72,15 +72,10 @@ def _report(conn: Connection, sending: threading.Lock) -> None:
 WIND_UP_SIGNAL = signal.SIGUSR1
 
 
-class _Job:
-    """Whether the worker's main thread runs a call now."""
-
-    running = False
-
-
 def _asked_to_end(signum: int, frame: object) -> None:
-    if _Job.running:
-        request_end()
+    # noted even between two calls (a call sent but not yet begun must see it);
+    # the campaign never hands a worker another call after asking it to end
+    request_end()
 
 
 def _worker_main(conn: Connection) -> None:
@@ -98,14 +93,10 @@ def _worker_main(conn: Connection) -> None:
         except EOFError:
             return
         fn, args = job
-        answer: tuple[bool, Any] | None = None
         try:
-            _Job.running = True
             answer = (True, fn(*args))
         except BaseException as e:  # sent to the parent, which raises it from result()
             answer = (False, e)
-        finally:
-            _Job.running = False
         with sending:
             conn.send(answer)
             forget_running()
