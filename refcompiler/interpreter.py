@@ -279,7 +279,7 @@ def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarr
     return compute
 
 
-_DTYPES = {id(d): np.dtype(d.value) for d in Dtype}  # by identity: an enum's hash is a Python call
+_DTYPES = {id(d): np.dtype(d.value) for d in Dtype}  # by identity (from when enums hashed in Python)
 
 
 def _dtype(dtype: Dtype) -> np.dtype:

@@ -13,9 +13,10 @@ __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
 
 # (ids of: the swap table, the opcode, the op, the operand kinds) -> (the table,
-# the others, facts); bounded (cleared when full). Keyed by identity: an enum's
-# hash is a Python call, and the identities are checked on a hit (the entry
-# holds the objects, so their ids are not reused while it is kept).
+# the others, facts); bounded (cleared when full). Keyed by identity (written
+# when enums hashed in Python; they hash in C now, so plain keys would serve), and
+# the identities are checked on a hit (the entry holds the objects, so their ids
+# are not reused while it is kept).
 _FACTS: dict[tuple[int, ...], tuple[object, tuple[object, ...], "KernelFacts | str"]] = {}
 FACTS_KEPT = 1024
 # id of an instruction -> (it, the swap table, its facts): most kernel

@@ -40,7 +40,7 @@ class Loc:
 
 def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
     """All a read's values depend on besides its words: its shape and whether it
-    is read as int32 (``read``); cheaper to hash than the type (enums hash in Python)."""
+    is read as int32 (``read``); cheaper to hash than the type (a tuple of its fields)."""
     return loc.type.shape, loc.type.dtype is Dtype.INT32
 
 

@@ -73,7 +73,7 @@ class Terms:
         self.sorts.append(sort)
         if tid >= self._codes.size:
             self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
-        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # SORT_CODE[sort], without hashing the enum
+        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # SORT_CODE[sort], without a dict lookup
         self.index[node] = tid
         return tid
 
