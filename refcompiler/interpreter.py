@@ -279,11 +279,11 @@ def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarr
     return compute
 
 
-_DTYPES = {id(d): np.dtype(d.value) for d in Dtype}  # by identity (from when enums hashed in Python)
+_DTYPES = {d: np.dtype(d.value) for d in Dtype}
 
 
 def _dtype(dtype: Dtype) -> np.dtype:
-    found = _DTYPES.get(id(dtype))  # the members live as long as the module: their ids are not reused
+    found = _DTYPES.get(dtype)
     return found if found is not None else np.dtype(dtype.value)
 
 

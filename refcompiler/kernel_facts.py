@@ -12,16 +12,16 @@ __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 # (@out count, @in count, the attributes' defaults, each result's in-place inputs)
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
 
-# (ids of: the swap table, the opcode, the op, the operand kinds) -> (the table,
-# the others, facts); bounded (cleared when full). Keyed by identity (written
-# when enums hashed in Python; they hash in C now, so plain keys would serve), and
-# the identities are checked on a hit (the entry holds the objects, so their ids
-# are not reused while it is kept).
-_FACTS: dict[tuple[int, ...], tuple[object, tuple[object, ...], "KernelFacts | str"]] = {}
+# (id of the swap table, the opcode, the op, the operand kinds) -> (the table,
+# facts); bounded (cleared when full). The table is a dict, so it is keyed by
+# its id, checked on a hit (the entry holds it, so its id is not reused while
+# it is kept); the enums are plain keys.
+_FACTS: dict[tuple[object, ...], tuple[object, "KernelFacts | str"]] = {}
 FACTS_KEPT = 1024
 # id of an instruction -> (it, the swap table, its facts): most kernel
 # instructions of a campaign's programs are objects other programs share (the
-# passes keep the instructions they do not change); bounded (cleared when full)
+# passes keep the instructions they do not change); bounded (cleared when full).
+# By identity: an instruction is a dataclass, hashed field by field in Python.
 _BY_INSTR: dict[int, tuple[Instr, object, "KernelFacts | str"]] = {}
 
 
@@ -40,15 +40,14 @@ def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
 
 
 def _facts_by_kinds(instr: Instr, swaps: object) -> KernelFacts | str:
-    kinds = [o.kind for o in instr.operands]
-    key = (id(swaps), id(instr.opcode), id(instr.op), *map(id, kinds))
+    key = (id(swaps), instr.opcode, instr.op, *[o.kind for o in instr.operands])
     found = _FACTS.get(key)
-    if found is not None and found[0] is swaps and found[1] == (instr.opcode, instr.op, *kinds):  # enums: == is identity
-        return found[2]
+    if found is not None and found[0] is swaps:
+        return found[1]
     facts = _facts(instr)
     if len(_FACTS) >= FACTS_KEPT:
         _FACTS.clear()
-    _FACTS[key] = (swaps, (instr.opcode, instr.op, *kinds), facts)
+    _FACTS[key] = (swaps, facts)
     return facts
 
 
