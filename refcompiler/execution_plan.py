@@ -78,6 +78,7 @@ class _Planner:
         # what ``resolve`` and ``region`` found for a name: a function of the name
         # (the checks that depend on the moment are made again at every use)
         self.locs: dict[str, Loc] = {}
+        self.slots: list[Loc] = []  # every Loc made, by its slot
         self.regions: dict[str, tuple[int, int]] = {}
         self.shadow = Shadow(program, program.peak_bytes)
         self.swaps = variants.active()
@@ -102,8 +103,8 @@ class _Planner:
                     self.kernel(instr)
             self.shadow.finish()
         except Exception as e:  # raised by every run, after the steps before it
-            return Plan(tuple(self.steps), e)
-        return Plan(tuple(self.steps), None)
+            return Plan(tuple(self.steps), e, tuple(self.slots))
+        return Plan(tuple(self.steps), None, tuple(self.slots))
 
     def fail(self, inv: str, message: str, *names: str) -> Exception:
         return ir_violation(self.program, self.index, inv, message, *names)
@@ -164,15 +165,17 @@ class _Planner:
         else:
             type_ = None
         buffer = self.buffers.get(name)
+        slot = len(self.slots)
         if buffer is not None:
-            loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer)
+            loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot)
         elif name in self.alloc_types:
             self.shadow.check_activation_live(self.index, operand.name, name)
             lo, hi = self.region(name)
-            loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None)
+            loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None, slot)
         else:
             raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
         self.locs[operand.name] = loc
+        self.slots.append(loc)
         return loc
 
     def through_views(self, name: str) -> tuple[str, TensorType | None]:
@@ -224,8 +227,7 @@ class _Planner:
         facts = kernel_facts(instr, self.swaps)
         if isinstance(facts, str):
             raise self.fail("IR-1", facts, instr.name)
-        n_out, n_in, defaults, inplace = facts
-        attrs = defaults | dict(instr.attrs)  # a hand-written kernel may omit defaults
+        n_out, n_in, attrs, inplace, kernel = facts
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state
@@ -234,7 +236,8 @@ class _Planner:
             if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
                 poison.append(out)
         targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
-        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets))
+        chunked = bool(poison) or any(aliased for _, aliased in targets)
+        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked, kernel))
         self.wrote(outs + state)
 
 

@@ -5,9 +5,11 @@ in (``chunk_bounds``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Callable, NamedTuple
+
+import numpy as np
 
 from specs import TensorType
 
@@ -31,7 +33,8 @@ class Loc(NamedTuple):
     """Where an operand's bytes are: bytes ``lo:hi`` of ``memory`` (a module
     buffer's name, ``None`` for the arena) seen as ``type``. ``origin`` is the
     activation or module buffer behind the name; ``buffer`` is that module
-    buffer, ``None`` for the arena."""
+    buffer, ``None`` for the arena; ``slot`` is its place in ``Plan.locs``
+    (a run's view of it is ``views[slot]``)."""
 
     origin: str
     memory: str | None
@@ -39,6 +42,7 @@ class Loc(NamedTuple):
     hi: int
     type: TensorType
     buffer: Buffer | None
+    slot: int = 0
 
     def same_bytes(self, other: "Loc") -> bool:
         return self.memory == other.memory and self.lo == other.lo and self.hi == other.hi
@@ -65,7 +69,8 @@ class KernelStep(NamedTuple):
     overwritten before anything can read it); ``targets`` are the results
     (``@out`` then ``@inout``) in commit order, each with whether it overlaps
     what the kernel reads (then it is committed chunk by chunk, the kernel
-    computed again after each chunk)."""
+    computed again after each chunk); ``chunked``: whether any is, or
+    anything is poisoned; ``kernel``: ``kernels.prepared(op, attrs)``."""
 
     index: int
     instr: Instr
@@ -74,6 +79,8 @@ class KernelStep(NamedTuple):
     state: tuple[Loc, ...]
     poison: tuple[Loc, ...]
     targets: tuple[tuple[Loc, bool], ...]
+    chunked: bool
+    kernel: Callable[[list[np.ndarray], list[np.ndarray]], tuple[np.ndarray, ...]]
 
 
 class CopyStep(NamedTuple):
@@ -89,11 +96,12 @@ class CopyStep(NamedTuple):
 
 @dataclass(frozen=True)
 class Plan:
+    """``steps`` before ``failure`` (``None``: the run ends well); ``locs``:
+    every location the steps use, each once, in the order of their ``slot``."""
+
     steps: tuple[PoisonStep | KernelStep | CopyStep, ...]
     failure: Exception | None
-    # module buffer -> the bytes of its initial value, when it is a function of
-    # the program alone (filled by the interpreter on first use)
-    initial: dict[str, bytes] = field(default_factory=dict, compare=False)
+    locs: tuple[Loc, ...] = ()
 
     def raise_failure(self) -> None:
         """Raise ``failure`` (a fresh copy of a violation: each run raises its own)."""

@@ -39,7 +39,7 @@ violation where its checks would have found it); a kernel's run-time error
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -51,7 +51,6 @@ from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, Poiso
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
-from refcompiler.kernels import prepared
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
@@ -85,50 +84,45 @@ def execute_runs(program: Program, values: Mapping[str, np.ndarray], *, runs: in
 
 
 class _Machine:
-    """The memory of one ``execute_runs`` and the program's plan bound to it."""
+    """The memory of one ``execute_runs``: the arena, the module buffers, and a
+    view of every location of the program's plan over them (``views``, by the
+    location's ``slot``); a run walks the plan's steps over those views."""
 
     def __init__(self, program: Program):
         if program.peak_bytes is None:
             raise UsageError(f"program {program.name!r} is not allocated (run refcompiler.allocator.allocate first)")
         self.program = program
+        self.layout = _layout_of(program.buffers)
         self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
-        self.module = {b.name: np.zeros(b.type.nbytes, dtype=np.uint8) for b in program.buffers}
+        self.module = {name: np.zeros(nbytes, dtype=np.uint8) for name, nbytes in self.layout.sizes}
         self.plan = plan_of(program)
-        self.arrays: dict[int, np.ndarray] = {}  # id of a plan's Loc -> its view (the plan holds the Loc)
-        self.steps = [self.bind(step) for step in self.plan.steps]
+        arena, module = self.arena, self.module
+        self.views = [
+            np.ndarray(loc.type.shape, _dtype(loc.type.dtype), arena if loc.memory is None else module[loc.memory], loc.lo)
+            for loc in self.plan.locs
+        ]
 
     # -- module memory ---------------------------------------------------------
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
-        unknown = sorted(set(values) - {b.name for b in self.program.buffers if b.kind is not BufferKind.CONSTANT})
+        layout = self.layout
+        unknown = sorted(set(values) - layout.settable)
         if unknown:
             raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
-        for b in self.program.buffers:
-            dtype = _dtype(b.type.dtype)
-            if b.kind is not BufferKind.CONSTANT and b.name in values:
+        module = self.module
+        for b, shape, dtype in layout.typed:
+            memory = module[b.name]
+            if b.name in values and b.kind is not BufferKind.CONSTANT:
                 value = np.asarray(values[b.name])
-                if value.shape != b.type.shape or value.dtype != dtype:
+                if value.shape != shape or value.dtype != dtype:
                     raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
+                np.ndarray(shape, dtype, memory)[...] = value  # the same dtype: the bits as they are
             else:
-                self.module[b.name][:] = np.frombuffer(self.initial_bytes(b), dtype=np.uint8)
-                continue
-            self.module[b.name][:] = np.ascontiguousarray(value, dtype=dtype).reshape(-1).view(np.uint8)
-
-    def initial_bytes(self, b: Buffer) -> bytes:
-        """The bytes of ``b``'s initial value, made once per plan (a function of the program)."""
-        found = self.plan.initial.get(b.name)
-        if found is None:
-            storage = Storage(b.name, StorageKind(b.kind.value), b.type.dtype, b.type.shape, init=b.init, owner=b.owner)
-            found = self.plan.initial[b.name] = _initial_bytes(storage)
-        return found
+                memory[:] = layout.initial_bytes(b)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        out = {}
-        placeholder, owned = BufferKind.PLACEHOLDER, BufferKind.OWNED
-        for b in self.program.buffers:
-            if b.kind is placeholder or b.kind is owned:
-                out[b.name] = np.ndarray(b.type.shape, _dtype(b.type.dtype), self.module[b.name]).copy()
-        return out
+        module = self.module
+        return {b.name: np.ndarray(shape, dtype, module[b.name]).copy() for b, shape, dtype in self.layout.kept}
 
     # -- one run ---------------------------------------------------------------
 
@@ -139,144 +133,129 @@ class _Machine:
         it (elsewhere the poison is overwritten before anything can read it).
         The kernels run under one ``np.errstate(all="ignore")`` for the run, as
         ``run_kernel`` runs each (nothing else a run does sets a flag)."""
-        self.arena.fill(POISON)
+        arena, views = self.arena, self.views
+        arena.fill(POISON)
         with np.errstate(all="ignore"):
-            for step in self.steps:
-                step()
+            for step in self.plan.steps:
+                kind = type(step)
+                if kind is PoisonStep:
+                    if step.owned is None:
+                        arena[step.lo : step.hi] = POISON
+                    else:
+                        arena[step.lo : step.hi][step.owned] = POISON
+                elif kind is KernelStep:
+                    if step.chunked:
+                        self.kernel_in_chunks(step)
+                    elif step.targets:  # nothing to commit: the kernel is not run (as for any kernel: only for a result)
+                        self.kernel(step)
+                elif step.overlap:
+                    self.copy_in_chunks(step)
+                else:
+                    views[step.dest.slot][...] = views[step.source.slot]
         self.plan.raise_failure()
 
     def memory(self, loc: Loc) -> np.ndarray:
         """The bytes of ``loc``."""
         return (self.arena if loc.memory is None else self.module[loc.memory])[loc.lo : loc.hi]
 
-    def array(self, loc: Loc) -> np.ndarray:
-        """``loc``'s bytes seen as its type (one view per location of the plan,
-        shared by the steps that use it: a step only writes through it)."""
-        found = self.arrays.get(id(loc))
-        if found is None:
-            memory = self.arena if loc.memory is None else self.module[loc.memory]
-            found = self.arrays[id(loc)] = np.ndarray(loc.type.shape, _dtype(loc.type.dtype), memory, loc.lo)
-        return found
+    def copy_in_chunks(self, step: CopyStep) -> None:
+        """An overlapping copy: ``dest`` poisoned first, then copied chunk by
+        chunk, each chunk from the source as it is then."""
+        dest, source = self.views[step.dest.slot].reshape(-1), self.views[step.source.slot].reshape(-1)
+        self.memory(step.dest)[:] = POISON
+        for lo, hi in chunk_bounds(step.dest.type.size):
+            dest[lo:hi] = source[lo:hi].copy()
 
-    def bind(self, step: PoisonStep | KernelStep | CopyStep) -> Callable[[], None]:
-        if isinstance(step, PoisonStep):
-            return _poison_run(self.arena, step)
-        if isinstance(step, CopyStep):
-            return _copy_run(self, step)
-        return _kernel_run(self, step)
+    def compute(self, step: KernelStep) -> tuple[np.ndarray, ...]:
+        """The op's kernel (``kernels.prepared``) on the step's operands as memory
+        is now (results, then new state); a run-time error names the node."""
+        views = self.views
+        try:
+            return step.kernel([views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state])
+        except ExecutionError as e:
+            op = step.instr.op
+            name = op.value if op is not None else "?"
+            raise ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name) from None
+
+    def kernel(self, step: KernelStep) -> None:
+        """A kernel whose results overlap nothing it reads: computed once, each result committed whole."""
+        values = self.compute(step)
+        views = self.views
+        for j, (loc, _) in enumerate(step.targets):
+            value, target = values[j], views[loc.slot]
+            if value.shape != loc.type.shape or value.dtype != target.dtype:
+                raise self.wrong_value(step, loc, value)
+            target[...] = value
+
+    def kernel_in_chunks(self, step: KernelStep) -> None:
+        """A kernel whose results are committed chunk by chunk where they overlap
+        what it reads; each chunk keeps its slice of the whole kernel on memory as
+        it is then. The kernels are pure, so the value is computed again only
+        after a chunk wrote over bytes the kernel reads (a target that overlaps
+        them): until then, the last value is what the kernel would give, and the
+        chunks of a target that overlaps nothing read are written at once."""
+        for loc in step.poison:
+            self.memory(loc)[:] = POISON
+        views = self.views
+        values = None
+        for j, (loc, aliased) in enumerate(step.targets):
+            flat = views[loc.slot].reshape(-1)
+            if not aliased:
+                if values is None:
+                    values = self.compute(step)
+                flat[:] = self.checked(step, loc, flat, values[j])
+                continue
+            for lo, hi in chunk_bounds(loc.type.size):
+                if values is None:
+                    values = self.compute(step)
+                flat[lo:hi] = self.checked(step, loc, flat, values[j])[lo:hi]
+                values = None
+
+    def checked(self, step: KernelStep, loc: Loc, flat: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """``value``'s elements; IR-1 unless it has ``loc``'s type."""
+        if value.shape != loc.type.shape or value.dtype != flat.dtype:
+            raise self.wrong_value(step, loc, value)
+        return value.reshape(-1)
 
     def wrong_value(self, step: KernelStep, loc: Loc, value: np.ndarray) -> Exception:
         message = f"the instruction produces {value.dtype}{list(value.shape)} for {loc.origin}, which is {loc.type}"
         return ir_violation(self.program, step.index, "IR-1", message, loc.origin)
 
 
-def _poison_run(arena: np.ndarray, step: PoisonStep) -> Callable[[], None]:
-    region = arena[step.lo : step.hi]
-    if step.owned is None:
-        return lambda: region.fill(POISON)
-    owned = step.owned
+class _Layout:
+    """What loading and reading back take from a program's module buffers
+    alone (``program.buffers``, a tuple the programs of one graph share):
+    kept per tuple object (``_layout_of``)."""
 
-    def poison_owned() -> None:
-        region[owned] = POISON
+    def __init__(self, buffers: tuple[Buffer, ...]):
+        self.buffers = buffers
+        self.sizes = [(b.name, b.type.nbytes) for b in buffers]
+        self.settable = {b.name for b in buffers if b.kind is not BufferKind.CONSTANT}
+        self.typed = [(b, b.type.shape, _dtype(b.type.dtype)) for b in buffers]
+        self.kept = [t for t in self.typed if t[0].kind is BufferKind.PLACEHOLDER or t[0].kind is BufferKind.OWNED]
+        self.initial: dict[str, np.ndarray] = {}  # buffer -> the bytes of its initial value (made on first use)
 
-    return poison_owned
-
-
-def _copy_run(machine: _Machine, step: CopyStep) -> Callable[[], None]:
-    """A copy bound to memory. Overlapping, it is poisoned first and copied chunk
-    by chunk, each chunk from the source as it is then."""
-    dest, source = machine.array(step.dest), machine.array(step.source)
-    if not step.overlap:
-
-        def copy() -> None:
-            dest[...] = source
-
-        return copy
-    flat_dest, flat_source = dest.reshape(-1), source.reshape(-1)
-    poison, chunks = machine.memory(step.dest), chunk_bounds(step.dest.type.size)
-
-    def copy_in_chunks() -> None:
-        poison[:] = POISON
-        for lo, hi in chunks:
-            flat_dest[lo:hi] = flat_source[lo:hi].copy()
-
-    return copy_in_chunks
+    def initial_bytes(self, b: Buffer) -> np.ndarray:
+        """The bytes of ``b``'s initial value (a function of the buffer)."""
+        found = self.initial.get(b.name)
+        if found is None:
+            storage = Storage(b.name, StorageKind(b.kind.value), b.type.dtype, b.type.shape, init=b.init, owner=b.owner)
+            found = self.initial[b.name] = np.frombuffer(_initial_bytes(storage), dtype=np.uint8)
+        return found
 
 
-def _kernel_run(machine: _Machine, step: KernelStep) -> Callable[[], None]:
-    """A kernel bound to memory: its operands' views and its kernel made once."""
-    compute = _compute(machine, step)
-    targets = [(loc, machine.array(loc), aliased) for loc, aliased in step.targets]
-    if step.poison or any(aliased for _, _, aliased in targets):
-        return _chunked_run(machine, step, compute, targets)
-    if not targets:  # nothing to commit: the kernel is not run (as for any kernel: only for a result)
-        return lambda: None
-    checked = [(j, loc, target, loc.type.shape, target.dtype) for j, (loc, target, _) in enumerate(targets)]
-
-    def run() -> None:
-        values = compute()
-        for j, loc, target, shape, dtype in checked:
-            value = values[j]
-            if value.shape != shape or value.dtype != dtype:
-                raise machine.wrong_value(step, loc, value)
-            target[...] = value
-
-    return run
+LAYOUTS_KEPT = 64
+_LAYOUTS: dict[int, _Layout] = {}  # id of a buffers tuple -> its layout (which holds it: the id is not reused)
 
 
-def _chunked_run(
-    machine: _Machine, step: KernelStep, compute: Callable[[], tuple[np.ndarray, ...]], targets: list[tuple[Loc, np.ndarray, bool]]
-) -> Callable[[], None]:
-    """A kernel whose results are committed chunk by chunk where they overlap
-    what it reads; each chunk keeps its slice of the whole kernel on memory as
-    it is then. The kernels are pure, so the value is computed again only
-    after a chunk wrote over bytes the kernel reads (a target that overlaps
-    them): until then, the last value is what the kernel would give, and the
-    chunks of a target that overlaps nothing read are written at once."""
-    poison = [machine.memory(loc) for loc in step.poison]
-    flats = [(loc, target.reshape(-1), chunk_bounds(loc.type.size) if aliased else None) for loc, target, aliased in targets]
-
-    def checked(loc: Loc, flat: np.ndarray, value: np.ndarray) -> np.ndarray:
-        """``value``'s elements; IR-1 unless it has ``loc``'s type."""
-        if value.shape != loc.type.shape or value.dtype != flat.dtype:
-            raise machine.wrong_value(step, loc, value)
-        return value.reshape(-1)
-
-    def run() -> None:
-        for p in poison:
-            p[:] = POISON
-        values = None
-        for j, (loc, flat, chunks) in enumerate(flats):
-            if chunks is None:
-                if values is None:
-                    values = compute()
-                flat[:] = checked(loc, flat, values[j])
-                continue
-            for lo, hi in chunks:
-                if values is None:
-                    values = compute()
-                flat[lo:hi] = checked(loc, flat, values[j])[lo:hi]
-                values = None
-
-    return run
-
-
-def _compute(machine: _Machine, step: KernelStep) -> Callable[[], tuple[np.ndarray, ...]]:
-    """The op's kernel (``kernels.prepared``) on the step's operands as memory
-    is then (results, then new state); a run-time error names the node."""
-    ins = [machine.array(loc) for loc in step.ins]
-    state = [machine.array(loc) for loc in step.state]
-    op, attrs = step.instr.op, step.attrs
-    kernel = prepared(op, attrs)  # type: ignore[arg-type]  # a kernel has an op
-
-    def compute() -> tuple[np.ndarray, ...]:
-        try:
-            return kernel(ins, state)
-        except ExecutionError as e:
-            name = op.value if op is not None else "?"
-            raise ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name) from None
-
-    return compute
+def _layout_of(buffers: tuple[Buffer, ...]) -> _Layout:
+    found = _LAYOUTS.get(id(buffers))
+    if found is not None and found.buffers is buffers:
+        return found
+    if len(_LAYOUTS) >= LAYOUTS_KEPT:
+        _LAYOUTS.clear()
+    found = _LAYOUTS[id(buffers)] = _Layout(buffers)
+    return found
 
 
 _DTYPES = {d: np.dtype(d.value) for d in Dtype}
