@@ -68,10 +68,13 @@ class _Planner:
         self.buffers = program.buffer_by_name
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        ids: dict[str, int] = {}  # the shadow's activation ids (``Shadow.ids``), from the same walk
         alloc, view = Opcode.ALLOC, Opcode.VIEW
         for instr in program.instrs:
-            if instr.opcode is alloc and instr.type is not None:
-                self.alloc_types.setdefault(instr.name, instr.type)
+            if instr.opcode is alloc:
+                ids.setdefault(instr.name, len(ids))
+                if instr.type is not None:
+                    self.alloc_types.setdefault(instr.name, instr.type)
             elif instr.opcode is view and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.through = self.views.keys() - self.alloc_types.keys()  # the names seen through views
@@ -80,7 +83,7 @@ class _Planner:
         self.locs: dict[str, Loc] = {}
         self.slots: list[Loc] = []  # every Loc made, by its slot
         self.regions: dict[str, tuple[int, int]] = {}
-        self.shadow = Shadow(program, program.peak_bytes)
+        self.shadow = Shadow(program, program.peak_bytes, ids)
         self.swaps = variants.active()
         self.index = 0
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
@@ -195,14 +198,29 @@ class _Planner:
     def prepare(self, instr: Instr) -> list[Loc]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
         operands = instr.operands
-        locs = [self.resolve(o) for o in operands]
-        shadow, index = self.shadow, self.index
-        for operand, loc in zip(operands, locs, strict=True):
+        known, through, live = self.locs, self.through, self.shadow.live
+        locs = []
+        module = reads = False
+        for o in operands:
+            loc = known.get(o.name)
+            # ``resolve`` unless it would only find ``loc`` again: seen before, not
+            # through a view, and (in the arena) its activation live
+            if loc is None or o.name in through or (loc.buffer is None and loc.origin not in live):
+                loc = self.resolve(o)
+            locs.append(loc)
             if loc.buffer is not None:
-                shadow.check_access(index, instr, operand, loc.buffer)
-        for operand, loc in zip(operands, locs, strict=True):
-            if operand.kind is not _OUT and loc.buffer is None:  # reads (``OperandKind.reads``)
-                shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
+                module = True
+            elif o.kind is not _OUT:  # reads (``OperandKind.reads``)
+                reads = True
+        shadow, index = self.shadow, self.index
+        if module:
+            for operand, loc in zip(operands, locs):
+                if loc.buffer is not None:
+                    shadow.check_access(index, instr, operand, loc.buffer)
+        if reads:
+            for operand, loc in zip(operands, locs):
+                if operand.kind is not _OUT and loc.buffer is None:
+                    shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
         return locs
 
     def wrote(self, targets: list[Loc]) -> None:
@@ -231,12 +249,14 @@ class _Planner:
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state
-        poison = []
-        for k, out in enumerate(outs):
-            if _overlaps_any(out, reads) and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
-                poison.append(out)
         targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
-        chunked = bool(poison) or any(aliased for _, aliased in targets)
+        chunked = False
+        poison = []
+        for k, (out, aliased) in enumerate(targets):
+            if aliased:
+                chunked = True
+                if k < n_out and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
+                    poison.append(out)
         self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked, kernel))
         self.wrote(outs + state)
 

@@ -41,23 +41,34 @@ NO_OWNER = -1
 _NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 owner entry
 
 
+_IN, _OUT = OperandKind.IN, OperandKind.OUT
+_CONSTANT, _PLACEHOLDER, _OWNED = BufferKind.CONSTANT, BufferKind.PLACEHOLDER, BufferKind.OWNED
+
+
+def _via(operand: Operand, origin: str) -> str:
+    """How a message names the way ``operand`` reaches ``origin``."""
+    return "" if operand.name == origin else f" (through {operand.name})"
+
+
 class Shadow:
     """Shadow state of one run of ``program`` over an arena of ``size`` bytes."""
 
-    def __init__(self, program: Program, size: int):
+    def __init__(self, program: Program, size: int, ids: dict[str, int] | None = None):
+        """``ids``: each activation's number, in the order of its first alloc
+        in ``program`` (made here when not given)."""
         self.program = program
-        # the state's and the owners' bytes, and ``state``/``owner`` numpy views
-        # of them: the checks of a few bytes at a time are bytearray operations
+        # the state's and the owners' bytes (``state``/``owner`` are numpy views
+        # of them): the checks of a few bytes at a time are bytearray operations
         # (far cheaper than numpy's on a small arena)
         self._state = bytearray(size)
-        self.state = np.frombuffer(self._state, dtype=np.uint8)
         self._owner = bytearray(_NO_OWNER_BYTES * size)
-        self.owner = np.frombuffer(self._owner, dtype=np.int32)
-        self.ids: dict[str, int] = {}
-        alloc = Opcode.ALLOC
-        for i in program.instrs:
-            if i.opcode is alloc:
-                self.ids.setdefault(i.name, len(self.ids))
+        if ids is None:
+            ids = {}
+            alloc = Opcode.ALLOC
+            for i in program.instrs:
+                if i.opcode is alloc:
+                    ids.setdefault(i.name, len(ids))
+        self.ids = ids
         self._id_bytes = {name: k.to_bytes(4, sys.byteorder, signed=True) for name, k in self.ids.items()}  # as int32 entries
         self.writers = program.placeholder_writers
         # the start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written
@@ -66,6 +77,16 @@ class Shadow:
         self.views: set[str] = set()
         self.written: dict[str, int] = {}  # placeholder -> index of the instruction that wrote it
         self.saved_by_copy: dict[str, int] = {}  # the same, for a write by the save's copy
+
+    @property
+    def state(self) -> np.ndarray:
+        """Each arena byte's state (``DEAD``, ``UNINIT``, ``INIT``), a view."""
+        return np.frombuffer(self._state, dtype=np.uint8)
+
+    @property
+    def owner(self) -> np.ndarray:
+        """Each arena byte's owner (an id of ``ids``, or ``NO_OWNER``), a view."""
+        return np.frombuffer(self._owner, dtype=np.int32)
 
     def fail(self, index: int, inv: str, message: str, *names: str) -> InvariantViolation:
         return ir_violation(self.program, index, inv, message, *names)
@@ -120,14 +141,15 @@ class Shadow:
 
     def check_access(self, index: int, instr: Instr, operand: Operand, buffer: Buffer) -> None:
         """IR-3, IR-4, IR-5 for an operand whose origin is module buffer ``buffer``."""
-        via = "" if operand.name == buffer.name else f" (through {operand.name})"
         kind = buffer.kind
-        if kind is BufferKind.CONSTANT and operand.kind.writes:
-            raise self.fail(index, "IR-3", f"constant {buffer.name}{via} is written (@{operand.kind.value})", buffer.name)
-        if kind is BufferKind.OWNED:
-            self._check_owned(index, instr, operand, buffer, via)
-        if kind is BufferKind.PLACEHOLDER:
-            self._check_placeholder(index, instr, operand, buffer, via)
+        if kind is _PLACEHOLDER:
+            self._check_placeholder(index, instr, operand, buffer)
+        elif kind is _CONSTANT:
+            if operand.kind is not _IN:  # writes (``OperandKind.writes``)
+                via = _via(operand, buffer.name)
+                raise self.fail(index, "IR-3", f"constant {buffer.name}{via} is written (@{operand.kind.value})", buffer.name)
+        elif kind is _OWNED:
+            self._check_owned(index, instr, operand, buffer, _via(operand, buffer.name))
 
     def _check_owned(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
         if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
@@ -143,16 +165,18 @@ class Shadow:
                 index, "IR-5", f"owned {buffer.name}{via} is @{operand.kind.value} in its owner; only @inout by name", buffer.name
             )
 
-    def _check_placeholder(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
-        name = buffer.name
-        if operand.kind.reads and name in self.saved_by_copy:
+    def _check_placeholder(self, index: int, instr: Instr, operand: Operand, buffer: Buffer) -> None:
+        name, kind = buffer.name, operand.kind
+        if kind is not _OUT and name in self.saved_by_copy:  # reads
             # a read after the producer wrote it (copy elimination) is a read of the saved value
+            via = _via(operand, name)
             raise self.fail(
                 index, "IR-4", f"placeholder {name}{via} is read after its save at instruction {self.saved_by_copy[name]}", name
             )
-        if not operand.kind.writes:
+        if kind is _IN:  # writes nothing
             return
         if (instr.opcode, instr.name) not in self.writers.get(name, ()):
+            via = _via(operand, name)
             allowed = " or ".join(f"{op.value} {n}" for op, n in self.writers.get(name, ())) or "nothing (it is not saved)"
             raise self.fail(index, "IR-4", f"placeholder {name}{via} is written by {instr.name}; only by {allowed}", name)
         if name in self.written and self.written[name] != index:
