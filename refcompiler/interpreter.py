@@ -96,9 +96,9 @@ class _Machine:
         self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
         self.module = {name: np.zeros(nbytes, dtype=np.uint8) for name, nbytes in self.layout.sizes}
         self.plan = plan_of(program)
-        arena, module = self.arena, self.module
+        arena, module, dtypes = self.arena, self.module, _DTYPES
         self.views = [
-            np.ndarray(loc.type.shape, _dtype(loc.type.dtype), arena if loc.memory is None else module[loc.memory], loc.lo)
+            np.ndarray(loc.type.shape, dtypes[loc.type.dtype], arena if loc.memory is None else module[loc.memory], loc.lo)
             for loc in self.plan.locs
         ]
 
@@ -167,8 +167,9 @@ class _Machine:
             dest[lo:hi] = source[lo:hi].copy()
 
     def compute(self, step: KernelStep) -> tuple[np.ndarray, ...]:
-        """The op's kernel (``kernels.prepared``) on the step's operands as memory
-        is now (results, then new state); a run-time error names the node."""
+        """The op's kernel (``kernels.prepared``) on the step's operands (views:
+        memory as it is when it runs), results then new state; a run-time
+        error names the node."""
         views = self.views
         try:
             return step.kernel([views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state])
@@ -231,7 +232,7 @@ class _Layout:
         self.buffers = buffers
         self.sizes = [(b.name, b.type.nbytes) for b in buffers]
         self.settable = {b.name for b in buffers if b.kind is not BufferKind.CONSTANT}
-        self.typed = [(b, b.type.shape, _dtype(b.type.dtype)) for b in buffers]
+        self.typed = [(b, b.type.shape, _DTYPES[b.type.dtype]) for b in buffers]
         self.kept = [t for t in self.typed if t[0].kind is BufferKind.PLACEHOLDER or t[0].kind is BufferKind.OWNED]
         self.initial: dict[str, np.ndarray] = {}  # buffer -> the bytes of its initial value (made on first use)
 
@@ -258,12 +259,14 @@ def _layout_of(buffers: tuple[Buffer, ...]) -> _Layout:
     return found
 
 
-_DTYPES = {d: np.dtype(d.value) for d in Dtype}
+class _Dtypes(dict):
+    """The numpy dtype of each ``Dtype`` (of another value, ``np.dtype(its value)``)."""
+
+    def __missing__(self, dtype: Dtype) -> np.dtype:
+        return np.dtype(dtype.value)
 
 
-def _dtype(dtype: Dtype) -> np.dtype:
-    found = _DTYPES.get(dtype)
-    return found if found is not None else np.dtype(dtype.value)
+_DTYPES = _Dtypes({d: np.dtype(d.value) for d in Dtype})
 
 
 @lru_cache(maxsize=1024)
