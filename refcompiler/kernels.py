@@ -68,8 +68,10 @@ def _sgd_momentum(inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple[tuple[np
 def histogram_bins(x: np.ndarray, lo: float, hi: float, k: int) -> np.ndarray:
     """Bin index of each element: k equal bins over [lo, hi), outside clipped, NaN in bin 0."""
     t = np.floor((x.astype(np.float64) - lo) * (k / (hi - lo)))
-    t = np.where(np.isnan(t), 0.0, t)
-    return np.clip(t, 0, k - 1).astype(np.int64)
+    # fmax ignores a NaN (NaN -> 0.0, below -> 0.0), minimum clips above: two
+    # ufuncs instead of isnan, where and clip (the same bins; only the sign of
+    # a zero may differ, which the cast to an integer drops)
+    return np.minimum(np.fmax(t, 0.0), k - 1).astype(np.int64)
 
 
 def _quantization_profile(inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
