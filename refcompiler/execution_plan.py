@@ -14,6 +14,9 @@ interpreter used to run them; the plan keeps
 - ``failure``: the first violation (or other error) the checks raise, which
   every run raises after running ``steps`` -- exactly where the interpreter's
   run would have raised it, since everything before it is data work.
+- ``locs``: every location an operand resolved to, numbered (``Loc.slot``):
+  a run makes one view of each over its memory and the steps name them by
+  number.
 
 What a plan depends on besides the program: the swap points (``spec_of`` gives
 the in-place lists and the signatures). ``plan_of`` caches plans by the

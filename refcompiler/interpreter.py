@@ -281,8 +281,9 @@ def _value_bytes(storage: Storage) -> bytes:
 def _initial_bytes(storage: Storage) -> bytes:
     """The bytes of ``initial_value(storage)``. A seeded or zero value is
     remembered by its storage (a function of its fields: the programs of one
-    graph share it); an explicit one only by its program's plan (its floats
-    compare by value: ``0.0 == -0.0`` would share a key while their bits differ)."""
+    graph share it); an explicit one only by its buffers' layout, per tuple
+    object (its floats compare by value: ``0.0 == -0.0`` would share a key
+    while their bits differ)."""
     if storage.init is not None and storage.init.value is not None:
         return _value_bytes(storage)
     return _initial_bytes_cached(storage)
