@@ -248,7 +248,7 @@ class _Planner:
         facts = kernel_facts(instr, self.swaps)
         if isinstance(facts, str):
             raise self.fail("IR-1", facts, instr.name)
-        n_out, n_in, attrs, inplace, kernel = facts
+        n_out, n_in, attrs, inplace = facts
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state
@@ -260,7 +260,7 @@ class _Planner:
                 chunked = True
                 if k < n_out and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
                     poison.append(out)
-        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked, kernel))
+        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked))
         self.wrote(outs + state)
 
 

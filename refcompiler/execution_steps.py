@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, NamedTuple
-
-import numpy as np
+from typing import NamedTuple
 
 from specs import TensorType
 
@@ -70,7 +68,7 @@ class KernelStep(NamedTuple):
     (``@out`` then ``@inout``) in commit order, each with whether it overlaps
     what the kernel reads (then it is committed chunk by chunk, the kernel
     computed again after each chunk); ``chunked``: whether any is, or
-    anything is poisoned; ``kernel``: ``kernels.prepared(op, attrs)``."""
+    anything is poisoned."""
 
     index: int
     instr: Instr
@@ -80,7 +78,6 @@ class KernelStep(NamedTuple):
     poison: tuple[Loc, ...]
     targets: tuple[tuple[Loc, bool], ...]
     chunked: bool
-    kernel: Callable[[list[np.ndarray], list[np.ndarray]], tuple[np.ndarray, ...]]
 
 
 class CopyStep(NamedTuple):

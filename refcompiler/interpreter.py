@@ -51,6 +51,7 @@ from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, Poiso
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
+from refcompiler.kernels import prepared
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
@@ -86,7 +87,8 @@ def execute_runs(program: Program, values: Mapping[str, np.ndarray], *, runs: in
 class _Machine:
     """The memory of one ``execute_runs``: the arena, the module buffers, and a
     view of every location of the program's plan over them (``views``, by the
-    location's ``slot``); a run walks the plan's steps over those views."""
+    location's ``slot``); each kernel step's kernel (``kernels``, by the
+    step's index); a run walks the plan's steps over those views."""
 
     def __init__(self, program: Program):
         if program.peak_bytes is None:
@@ -101,6 +103,9 @@ class _Machine:
             np.ndarray(loc.type.shape, dtypes[loc.type.dtype], arena if loc.memory is None else module[loc.memory], loc.lo)
             for loc in self.plan.locs
         ]
+        kernels = (step for step in self.plan.steps if type(step) is KernelStep)
+        # a kernel step's instruction has an op
+        self.kernels = {step.index: prepared(step.instr.op, step.attrs) for step in kernels}  # type: ignore[arg-type]
 
     # -- module memory ---------------------------------------------------------
 
@@ -172,7 +177,7 @@ class _Machine:
         error names the node."""
         views = self.views
         try:
-            return step.kernel([views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state])
+            return self.kernels[step.index]([views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state])
         except ExecutionError as e:
             op = step.instr.op
             name = op.value if op is not None else "?"

@@ -6,16 +6,13 @@ campaign runs."""
 from __future__ import annotations
 
 from refcompiler.ir import Instr, Opcode, OperandKind, signature_problem
-from refcompiler.kernels import Prepared, prepared
 from refcompiler.spec import spec_of
 
-__all__ = ["FACTS_KEPT", "KernelFacts", "InstrFacts", "kernel_facts"]
+__all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 
-# (@out count, @in count, the attributes' defaults, each result's in-place inputs)
+# (@out count, @in count, the attributes' defaults -- or, from ``kernel_facts``,
+# the instruction's attributes over them --, each result's in-place inputs)
 KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
-# (@out count, @in count, the attributes (defaults, then the instruction's),
-# each result's in-place inputs, ``kernels.prepared(op, attributes)``)
-InstrFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...], Prepared]
 
 # (id of the swap table, the opcode, the op, the operand kinds) -> (the table,
 # facts); bounded (cleared when full). The table is a dict, so it is keyed by
@@ -27,26 +24,25 @@ FACTS_KEPT = 1024
 # instructions of a campaign's programs are objects other programs share (the
 # passes keep the instructions they do not change); bounded (cleared when full).
 # By identity: an instruction is a dataclass, hashed field by field in Python.
-_BY_INSTR: dict[int, tuple[Instr, object, "InstrFacts | str"]] = {}
+_BY_INSTR: dict[int, tuple[Instr, object, "KernelFacts | str"]] = {}
 
 
-def kernel_facts(instr: Instr, swaps: object) -> InstrFacts | str:
+def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
     """``_facts(instr)`` under the swap table ``swaps`` (``variants.active()``,
     installed now), kept by that table, the opcode, the op and the operand
-    kinds (all it is a function of), with the instruction's attributes (its
-    own over the defaults: a hand-written kernel may omit them) and its
-    kernel, kept by the instruction object itself."""
+    kinds (all it is a function of), with the defaults replaced by the
+    instruction's attributes (its own over the defaults: a hand-written kernel
+    may omit them), kept by the instruction object itself."""
     mine = _BY_INSTR.get(id(instr))
     if mine is not None and mine[0] is instr and mine[1] is swaps:
         return mine[2]
-    facts: InstrFacts | str
+    facts: KernelFacts | str
     by_kinds = _facts_by_kinds(instr, swaps)
     if isinstance(by_kinds, str):
         facts = by_kinds
     else:
         n_out, n_in, defaults, inplace = by_kinds
-        attrs = defaults | dict(instr.attrs)
-        facts = n_out, n_in, attrs, inplace, prepared(instr.op, attrs)  # type: ignore[arg-type]  # a kernel has an op
+        facts = n_out, n_in, defaults | dict(instr.attrs), inplace
     if len(_BY_INSTR) >= FACTS_KEPT:
         _BY_INSTR.clear()
     _BY_INSTR[id(instr)] = (instr, swaps, facts)

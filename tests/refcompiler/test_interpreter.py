@@ -18,7 +18,7 @@ from specs import OpKind, OpSpec
 from refcompiler.driver import compile_graph, run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.graph_json import load_graph
-from refcompiler import kernel_facts
+from refcompiler import interpreter
 from refcompiler.execution_steps import chunk_bounds
 from refcompiler.interpreter import CHUNKS, execute, execute_runs
 from refcompiler.ir_text import parse_program
@@ -402,7 +402,7 @@ def test_execute_runs_gives_the_values_after_each_run() -> None:
 
 def _kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real = kernel_facts.prepared  # the plan takes each instruction's kernel from its facts
+    real = interpreter.prepared
 
     def counting(op, attrs):  # type: ignore[no-untyped-def]
         kernel = real(op, attrs)
@@ -413,7 +413,7 @@ def _kernel_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return counted
 
-    monkeypatch.setattr(kernel_facts, "prepared", counting)
+    monkeypatch.setattr(interpreter, "prepared", counting)
     return calls
 
 
