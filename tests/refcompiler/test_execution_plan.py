@@ -214,3 +214,21 @@ def test_a_kernel_with_a_wrong_signature_fails_every_plan() -> None:
     for _ in range(2):  # the second from what the first kept
         failure = execution_plan._Planner(bad).plan().failure
         assert isinstance(failure, InvariantViolation) and failure.invariant == "IR-1" and "in that order" in failure.detail
+
+
+def test_initial_bytes_are_kept_per_buffers_tuple_and_never_shared_by_equality() -> None:
+    from refcompiler import interpreter
+
+    def zero_program(value: str):  # type: ignore[no-untyped-def]
+        return parse_program(
+            f'program "z"\nbuffer Z : placeholder float32[1] init {{"value": [{value}]}}\nbuffer out : placeholder float32[1]\n'
+            "save s : out <- r\npeak_bytes 0\n0: copy s(@out out, @in Z)\n"
+        )
+
+    plus, minus = zero_program("0.0"), zero_program("-0.0")
+    assert plus.buffers == minus.buffers  # 0.0 == -0.0: equal, yet their bits differ
+    for _ in range(2):  # the second from what the first kept
+        assert not np.signbit(execute(plus, {})["out"][0]) and np.signbit(execute(minus, {})["out"][0])
+    moved = replace(plus, peak_bytes=16)  # another program over the same buffers tuple
+    assert interpreter._layout_of(moved.buffers) is interpreter._layout_of(plus.buffers)
+    assert not np.signbit(execute(moved, {})["out"][0])
