@@ -7,7 +7,6 @@ across storage and nodes, since an input may name either.
 
 from __future__ import annotations
 
-import enum
 import heapq
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -15,15 +14,14 @@ from typing import Iterator
 
 import numpy as np
 
-from specs import Dtype, OpKind, OpSpec
+from specs import Dtype, FastEnum, OpKind, OpSpec
 
 from refcompiler.spec import spec_of
 
 __all__ = ["StorageKind", "Init", "Storage", "Ref", "Node", "Graph", "initial_value"]
 
 
-class StorageKind(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class StorageKind(FastEnum):
     CONSTANT = "constant"
     PLACEHOLDER = "placeholder"
     OWNED = "owned"

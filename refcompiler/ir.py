@@ -17,12 +17,11 @@ gives the one canonical text form, which prints and parses back.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Mapping, TypeVar
 
-from specs import OpKind, TensorType
+from specs import FastEnum, OpKind, TensorType
 
 from refcompiler.graph import Init
 from refcompiler.spec import spec_of
@@ -32,8 +31,7 @@ _T = TypeVar("_T")
 __all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "signature_problem"]
 
 
-class OperandKind(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class OperandKind(FastEnum):
     IN = "in"
     OUT = "out"
     INOUT = "inout"
@@ -47,8 +45,7 @@ class OperandKind(enum.Enum):
         return self is not OperandKind.IN
 
 
-class BufferKind(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class BufferKind(FastEnum):
     CONSTANT = "constant"
     PLACEHOLDER = "placeholder"
     OWNED = "owned"
@@ -59,8 +56,7 @@ class BufferKind(enum.Enum):
         return self is not BufferKind.ACTIVATION
 
 
-class Opcode(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class Opcode(FastEnum):
     ALLOC = "alloc"
     DEALLOC = "dealloc"
     VIEW = "view"

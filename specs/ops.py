@@ -13,12 +13,13 @@ re-exported here); it never imports ``refcompiler``.
 from __future__ import annotations
 
 from specs import shapes
-from specs.opspec import AttrKind, AttrSpec, Dtype, OpKind, OpSpec, StateSpec
+from specs.opspec import AttrKind, AttrSpec, Dtype, FastEnum, OpKind, OpSpec, StateSpec
 
 __all__ = [
     "AttrKind",
     "AttrSpec",
     "Dtype",
+    "FastEnum",
     "OpKind",
     "OpSpec",
     "StateSpec",

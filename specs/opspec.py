@@ -10,11 +10,18 @@ from typing import Callable
 
 from specs.shapes import TensorType
 
-__all__ = ["AttrKind", "AttrSpec", "Dtype", "OpKind", "OpSpec", "StateSpec"]
+__all__ = ["AttrKind", "AttrSpec", "Dtype", "FastEnum", "OpKind", "OpSpec", "StateSpec"]
 
 
-class Dtype(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class FastEnum(enum.Enum):
+    """An enum whose members hash with object's C hash rather than Enum's
+    Python-level ``__hash__`` (members are singletons, so identity is equality):
+    the base of the kinds the compiler keys hot tables by."""
+
+    __hash__ = object.__hash__
+
+
+class Dtype(FastEnum):
     FLOAT32 = "float32"
     INT32 = "int32"
 
@@ -23,8 +30,7 @@ class Dtype(enum.Enum):
         return 4
 
 
-class OpKind(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class OpKind(FastEnum):
     ADD = "add"
     SUB = "sub"
     MUL = "mul"
@@ -48,9 +54,8 @@ class OpKind(enum.Enum):
     SAVE = "save"
 
 
-class AttrKind(enum.Enum):
+class AttrKind(FastEnum):
     """The JSON type an attribute value takes."""
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
 
     INT = "int"
     FLOAT = "float"

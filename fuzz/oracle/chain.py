@@ -127,8 +127,8 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
                 yield f
                 if stage.fatal:
                     return
-        if clean and run.got is not None and run.compiled is not None:
-            ctx.remember_passed(run.compiled, pipeline)
+        if clean and run.got is not None and run.compiled is not None and run.key is not None:
+            ctx.remember_passed(run.compiled, pipeline, run.key)
 
 
 def _count(ctx: GraphContext, order: tuple[str, ...] | None) -> None:

@@ -68,6 +68,8 @@ class GraphContext:
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)
     # every compiled program whose per-schedule stages all passed, by its schedule
     _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
+    # the canonical keys (``canonical_key``) of those programs
+    _passed_keys: set[tuple] = field(default_factory=set, repr=False)
     # what compiling an order under a pipeline gave, when it passed every per-schedule
     # stage and the pipeline is reproducible (``refcompiler.passes.reproducible``)
     _passed_compiled: dict[tuple[tuple[str, ...], str], Compiled] = field(default_factory=dict, repr=False)
@@ -162,10 +164,20 @@ class GraphContext:
         per-schedule stage for this graph already."""
         return any(p == program for p in self._passed.get(program.schedule, ()))
 
-    def remember_passed(self, compiled: Compiled, pipeline: str) -> None:
+    def passed_alike(self, key: tuple) -> bool:
+        """Whether a program with canonical key ``key`` (``canonical_key``: equal
+        up to the names of its activations and views, whatever its order) passed
+        every per-schedule stage for this graph already. Such a program runs as
+        that one ran: the same instructions, operands, arena offsets and module
+        buffers, on the graph's same inputs."""
+        return key in self._passed_keys
+
+    def remember_passed(self, compiled: Compiled, pipeline: str, key: tuple) -> None:
         """``compiled``, the order ``compiled.schedule`` compiled under
-        ``pipeline``, passed every per-schedule stage."""
+        ``pipeline``, passed every per-schedule stage; ``key`` is its program's
+        ``canonical_key``."""
         program = compiled.program
+        self._passed_keys.add(key)
         if not self.passed(program):
             self._passed.setdefault(program.schedule, []).append(program)
         if pipeline not in self._reproducible:
@@ -207,13 +219,15 @@ class RunContext:
     """One schedule under one pipeline. ``given``: the explicit order passed
     to the compiler (``None``: the scheduler's own, asked once for all the
     runs sharing ``answer``). A stage may leave results
-    for the stages after it: ``compiled``, ``order`` (the order compiled) and
-    ``got`` (the compiled program's values after one and two runs); ``got``
-    stays ``None`` when there is nothing to compare: nothing ran, or the
-    program compiled equals one that passed every per-schedule stage for this
-    graph already (another choice gave the same order, or the pipeline changed
-    nothing that ``O0`` did not), so the same program would be run and
-    compared again (``GraphContext.passed``)."""
+    for the stages after it: ``compiled``, ``order`` (the order compiled),
+    ``key`` (the program's ``canonical_key``) and ``got`` (the compiled
+    program's values after one and two runs); ``got`` stays ``None`` when
+    there is nothing to compare: nothing ran, or the program compiled equals
+    one that passed every per-schedule stage for this graph already (another
+    choice gave the same order, or the pipeline changed nothing that ``O0``
+    did not: ``GraphContext.passed``), or is that program up to the names of
+    its values (another order compiled alike: ``GraphContext.passed_alike``),
+    so the same program would be run and compared again."""
 
     case: GraphContext
     choice: ScheduleChoice
@@ -221,6 +235,7 @@ class RunContext:
     given: tuple[str, ...] | None = None
     compiled: Compiled | None = None
     order: tuple[str, ...] | None = None
+    key: tuple | None = field(default=None, repr=False)
     got: Runs | None = field(default=None, repr=False)
     # the scheduler's answer for a scheduler choice, shared by the choice's runs
     answer: SchedulerAnswer = field(default_factory=SchedulerAnswer, repr=False)

@@ -7,9 +7,7 @@ section's flag) only the ones named. Each section is a ``Section`` in
 section name; otherwise each section prints a table. Add a section by
 appending to ``SECTIONS``.
 
-Section ``fuzz``: the same campaign on the reference compiler with one worker,
-with two and with all cores (``--fuzz-budget`` seconds each): cases and
-schedules per second side by side, and each one's ratio to one worker.
+Section ``fuzz``: see ``refc.cli.bench_fuzz``.
 
 Section ``compile``: see ``refc.cli.bench_compile``.
 
@@ -31,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from refc.cli import bench_compile, bench_onnx, bench_target, bench_validate
+from refc.cli import bench_compile, bench_fuzz, bench_onnx, bench_target, bench_validate
 from refc.cli.common import positive_seconds, size_list, whole_number
 from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
@@ -196,72 +194,9 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
     return table_lines(rows[0], rows[1:], right=True, indent=2)
 
 
-# -- section "fuzz" -------------------------------------------------------------------
-
-
-def _fuzz_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("fuzz section")
-    g.add_argument("--fuzz-budget", type=positive_seconds, default=10.0, metavar="SECONDS", help="seconds per campaign (default 10)")
-    g.add_argument("--fuzz-seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
-
-
-def _measure_fuzz(args: argparse.Namespace) -> dict[str, Any]:
-    """The same campaign on the reference compiler with one worker, two and all,
-    one after the other in this run; ratios are to one worker."""
-    from fuzz.campaign import CampaignConfig, default_workers, run_campaign
-
-    rows = []
-    for workers in sorted({1, 2, default_workers()}):
-        config = CampaignConfig(budget=args.fuzz_budget, seed=args.fuzz_seed, workers=workers, out=None)
-        summary = run_campaign(config)
-        cps, sps = summary.rates()
-        rows.append(
-            {
-                "workers": workers,
-                "cases": summary.cases,
-                "schedules": summary.schedules,
-                "failures": summary.failures,
-                "seconds": round(summary.seconds, 3),
-                "cases_per_second": round(cps, 2),
-                "schedules_per_second": round(sps, 2),
-                "seconds_by_stage": summary.time_shares(),
-            }
-        )
-    base = max(rows[0]["cases_per_second"], 1e-9)
-    base_schedules = max(rows[0]["schedules_per_second"], 1e-9)
-    for r in rows:
-        r["speedup"] = round(r["cases_per_second"] / base, 2)
-        r["schedules_speedup"] = round(r["schedules_per_second"] / base_schedules, 2)
-    return {"budget": args.fuzz_budget, "seed": args.fuzz_seed, "campaigns": rows}
-
-
-def _render_fuzz(data: dict[str, Any]) -> str:
-    table = [("workers", "cases", "schedules", "failures", "seconds", "cases/s", "schedules/s", "cases ratio", "schedules ratio")]
-    for r in data["campaigns"]:
-        table.append(
-            (
-                str(r["workers"]),
-                str(r["cases"]),
-                str(r["schedules"]),
-                str(r["failures"]),
-                f"{r['seconds']:.1f}",
-                f"{r['cases_per_second']:.1f}",
-                f"{r['schedules_per_second']:.1f}",
-                f"{r['speedup']:.2f}x",
-                f"{r['schedules_speedup']:.2f}x",
-            )
-        )
-    head = f"fuzz: campaigns on the reference compiler, {data['budget']:g} s each, seed {data['seed']}, side by side"
-    one = data["campaigns"][0]
-    label = {"compile": "compile and run"}  # the stage runs what it compiled, under the sanitizer
-    shares = ", ".join(f"{label.get(k, k)} {v['share']:.0%}" for k, v in one["seconds_by_stage"].items() if v["share"] >= 0.005)
-    where = f"where {one['workers']} worker's time went (oracle stages, deriving schedules, generating cases): {shares}"
-    return "\n".join([head, *_table(table), where]) + "\n"
-
-
 SECTIONS: tuple[Section, ...] = (
     Section("proofs", "SCH-2 deciders at scale and Z3-optimal arena peaks", _proof_arguments, _measure_proofs, _render_proofs),
-    Section("fuzz", "fuzzing throughput with one worker and with all", _fuzz_arguments, _measure_fuzz, _render_fuzz),
+    Section(*bench_fuzz.SECTION_ARGS),
     Section("compile", "compile time at O0 and O2 against graph size", bench_compile.add_arguments, bench_compile.measure, bench_compile.render),
     Section(*bench_validate.SECTION_ARGS),
     Section("onnx", "conformance to ONNX's node tests, per op", bench_onnx.add_arguments, bench_onnx.measure, bench_onnx.render),

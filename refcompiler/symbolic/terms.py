@@ -22,18 +22,18 @@ integer that the validator bounds to int32), ``B`` (a condition). Nodes:
 
 from __future__ import annotations
 
-import enum
 from typing import Iterable
 
 import numpy as np
+
+from specs import FastEnum
 
 from refcompiler.errors import UsageError
 
 __all__ = ["Sort", "Terms", "SORT_CODE"]
 
 
-class Sort(enum.Enum):
-    __hash__ = object.__hash__  # members are singletons: the C hash, not Enum's Python-level one (hot dict keys)
+class Sort(FastEnum):
     F = "float32"
     I = "int32"  # noqa: E741 (the sort's name)
     B = "bool"

@@ -337,3 +337,16 @@ def test_uniform_dtypes_pick_every_inputs_dtype_from_the_first():
     # no other op of the table takes int32 on every input
     assert [k for k in OpKind if OPS[k].uniform_dtypes] == [OpKind.MAX]
     assert OPS[OpKind.ADD].input_dtype(1, I32) is F32
+
+
+def test_the_kinds_hot_tables_are_keyed_by_hash_as_objects_and_stay_enums():
+    """The op table's and the IR's kinds are ``FastEnum``s: Enum's own ``__hash__`` is a
+    Python-level call; theirs is object's, which agrees with their equality (identity)."""
+    from specs import FastEnum
+    from refcompiler.graph import StorageKind
+    from refcompiler.ir import BufferKind, Opcode, OperandKind
+    from refcompiler.symbolic.terms import Sort
+
+    for kind in (Dtype, OpKind, AttrKind, StorageKind, BufferKind, Opcode, OperandKind, Sort):
+        assert issubclass(kind, FastEnum) and kind.__hash__ is object.__hash__, kind
+        assert all(hash(m) == object.__hash__(m) and kind(m.value) is m for m in kind)

@@ -12,6 +12,9 @@ of the explicit ones, or a pipeline whose passes changed nothing under an
 order ``O0`` passed with) is not checked or run again: the checks after
 compilation are functions of the program (its order included) and of the
 graph's inputs, so they would give what they gave (``ctx.got`` stays ``None``).
+Nor is one that differs from such a program only in the names of its values
+(``canonical_key``; another order that compiled alike): its order is checked
+(SCH-1), but it would run, and be compared, as that program did.
 A scheduler is asked for its order once per choice, whatever the pipelines,
 and an order a pipeline compiled and passed with is not compiled again under
 it (``GraphContext.passed_compiled``)."""
@@ -22,6 +25,7 @@ from refcompiler.driver import compile_graph, compile_order, run_compiled_each, 
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
+from refcompiler.symbolic.schedules import canonical_key
 
 from fuzz.oracle.context import RunContext
 from fuzz.oracle.finding import Finding, Stage, crash
@@ -37,9 +41,16 @@ def check(ctx: RunContext) -> Finding | None:
     found = _compile(ctx)
     if found is not None or ctx.order is None:
         return found
-    if ctx.case.passed(ctx.compiled.program):  # type: ignore[union-attr]  # set with the order
+    program = ctx.compiled.program  # type: ignore[union-attr]  # set with the order
+    if ctx.case.passed(program):
         return None
-    return _scheduled_legally(ctx) or _execute(ctx)
+    found = _scheduled_legally(ctx)
+    if found is not None:
+        return found
+    ctx.key = canonical_key(program)
+    if ctx.case.passed_alike(ctx.key):
+        return None  # it would run as the program that passed ran
+    return _execute(ctx)
 
 
 def _compile(ctx: RunContext) -> Finding | None:

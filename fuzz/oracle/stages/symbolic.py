@@ -48,7 +48,7 @@ def check(ctx: RunContext) -> Finding | None:
         return None  # nothing ran, or the stage is off for this graph
     seen = g.symbolic_seen
     before = len(seen)
-    seen.add(canonical_key(ctx.compiled.program))  # equal keys: equal canonical text (hashed once)
+    seen.add(ctx.key if ctx.key is not None else canonical_key(ctx.compiled.program))  # equal keys: equal canonical text
     if len(seen) == before:
         return None  # this program was validated already (a finding ends the chain)
     try:

@@ -157,6 +157,34 @@ def test_an_order_already_passed_is_compiled_but_not_run_again(monkeypatch):
     assert len(runs) == passed and len(ctx._passed[order]) == passed
 
 
+def test_an_order_that_compiles_alike_is_checked_for_legality_but_not_run_again(monkeypatch):
+    """Two orders that differ only in where the saves go compile at O2 (which
+    writes each saved value straight into its placeholder) to one program up
+    to the schedule: the second order is counted and checked (SCH-1), not run."""
+    import fuzz.oracle.stages.compile_run as compile_run
+    from refcompiler.graph_json import graph_from_doc
+
+    def save(name, value, target):
+        return {"name": name, "op": "save", "inputs": [value], "attrs": {"target": target}}
+
+    graph = graph_from_doc({"format": "refc-graph/1", "name": "two_saves",
+        "storage": [{"name": n, "kind": "placeholder", "dtype": "float32", "shape": [4], "init": {"seed": i}}
+                    for i, n in enumerate(["A", "B", "out", "out2"])],
+        "nodes": [{"name": "x", "op": "relu", "inputs": ["A"]}, save("sx", "x", "out"),
+                  {"name": "y", "op": "neg", "inputs": ["B"]}, save("sy", "y", "out2")]})
+    runs, legality = [], []
+    real_run, real_legal = compile_run.run_compiled_each, compile_run._scheduled_legally
+    monkeypatch.setattr(compile_run, "run_compiled_each", lambda *a, **k: runs.append(1) or real_run(*a, **k))
+    monkeypatch.setattr(compile_run, "_scheduled_legally", lambda run: legality.append(run.order) or real_legal(run))
+    ctx = GraphContext(graph)
+    first, second = (ScheduleChoice(ScheduleSource.GIVEN, o) for o in [("x", "sx", "y", "sy"), ("x", "y", "sx", "sy")])
+    assert list(iter_findings(ctx, [first, second], ["O2"])) == []
+    assert ctx.schedules == 2 and len(runs) == 1
+    assert legality == [first.order, second.order]
+    assert list(iter_findings(ctx, [second], ["O0"])) == []  # at O0 the copies keep the orders apart
+    assert len(runs) == 2
+
+
 def test_an_order_that_failed_is_checked_again(monkeypatch):
     def fails(run) -> Finding | None:
         return Finding(Stage.EXECUTE, None, "extra stage", Location(nodes=("late",)))
