@@ -22,7 +22,7 @@ import heapq
 from refcompiler.ir import Opcode, Program
 from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
-from refcompiler.variants import swappable
+from refcompiler.variants import active, key_of, swappable
 
 __all__ = ["allocate", "live_interval", "ALIGN"]
 
@@ -42,12 +42,15 @@ def live_interval(program: Program, name: str) -> tuple[int, int]:
     it always covers what the IR verifier's MEM-1 (alloc to dealloc) sees.
     An activation nothing uses is live from its ``alloc`` to its ``dealloc``.
     """
-    facts = analyze(program)
-    instrs = program.instrs
+    return _interval(analyze(program), name)
+
+
+def _interval(facts: Analysis, name: str) -> tuple[int, int]:
+    """``live_interval`` from the program's analysis."""
     alloc = facts.allocs.get(name)
     start = 0 if alloc is None else alloc
     dealloc = facts.deallocs.get(name)
-    end = len(instrs) if dealloc is None else dealloc
+    end = len(facts.instrs) if dealloc is None else dealloc
     used = facts.uses_of(name)
     if not used:
         return start, end
@@ -76,7 +79,10 @@ def allocate(program: Program) -> Program:
     """
     facts = analyze(program)
     names = list(facts.allocs)
-    intervals = {n: live_interval(program, n) for n in names}
+    if key_of(live_interval) in active():
+        intervals = {n: live_interval(program, n) for n in names}
+    else:  # as written: from the analysis at hand, without a call through the swap point per name
+        intervals = {n: _interval(facts, n) for n in names}
     sizes = {n: _aligned(facts.types[n].nbytes) for n in names}
     arena = _Arena()
     ends: list[tuple[int, int, int]] = []  # heap of (interval end, offset, size) of placed activations

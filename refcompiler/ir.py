@@ -18,6 +18,7 @@ gives the one canonical text form, which prints and parses back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from functools import cached_property
 from typing import Mapping, TypeVar
 
@@ -207,9 +208,13 @@ class Program:
         alone, and the analysis of ``instrs`` and ``buffers``, are handed on
         when those stay the same objects: they are functions of them, and
         programs are immutable; so is the IR verifier's verdict when only
-        ``passes`` changes."""
+        ``passes`` changes. A keyword that is no field of ``Program`` is a
+        ``TypeError`` naming it, as it is for ``replace``."""
         if type(self) is not Program:  # a subclass (a user's pass) keeps its own fields
             return replace(self, **changes)  # type: ignore[arg-type]
+        if not changes.keys() <= _PROGRAM_FIELD_SET:  # else a misspelt field would become a stray attribute
+            unknown = sorted(changes.keys() - _PROGRAM_FIELD_SET)
+            raise TypeError(f"Program has no field {unknown[0]!r}")
         known = self.__dict__
         fields = {f: known[f] for f in _PROGRAM_FIELDS}
         fields.update(changes)
@@ -225,7 +230,8 @@ class Program:
         return new
 
 
-_PROGRAM_FIELDS = ("name", "buffers", "instrs", "schedule", "offsets", "peak_bytes", "passes", "saves")
+_PROGRAM_FIELDS = tuple(f.name for f in dataclass_fields(Program))
+_PROGRAM_FIELD_SET = frozenset(_PROGRAM_FIELDS)
 
 
 def _plain(cls: type[_T], fields: dict[str, object]) -> _T:

@@ -102,14 +102,12 @@ class Analysis:
     the data instructions that read it by that very name.
     """
 
+    # The tables of instruction indices (by origin; ``direct_reads`` by name),
+    # filled by ``_uses_in_order``; ``moved`` moves each one's indices.
+    _INDEX_TABLES = ("uses", "reads", "writes", "direct_reads")
+
     def __init__(self, program: Program):
-        self.instrs = instrs = program.instrs
-        self._program = weakref.ref(program)
-        self.sources: dict[str, str] = {}  # view -> its source (a later definition wins)
-        self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
-        self.allocs: dict[str, int] = {}  # activation -> its first alloc
-        self.deallocs: dict[str, int] = {}  # activation -> its first dealloc
-        self._definitions()
+        self._define(program)
         self._origin: dict[str, str] = {}
         self.uses: dict[str, list[int]] = {}
         self.reads: dict[str, list[int]] = {}
@@ -120,6 +118,17 @@ class Analysis:
         for view in self.sources:
             self.members.setdefault(self.origin(view), set()).add(view)
         self._runs: tuple[list[int], list[int]] | None = None  # made on first use (the allocator's)
+
+    def _define(self, program: Program) -> None:
+        """The facts that allocs and deallocs change (``moved`` makes them anew):
+        the program, its instructions and the definitions of names in them."""
+        self.instrs = program.instrs
+        self._program = weakref.ref(program)
+        self.sources: dict[str, str] = {}  # view -> its source (a later definition wins)
+        self.types: dict[str, TensorType] = {b.name: b.type for b in program.buffers}
+        self.allocs: dict[str, int] = {}  # activation -> its first alloc
+        self.deallocs: dict[str, int] = {}  # activation -> its first dealloc
+        self._definitions()
 
     def _definitions(self) -> None:
         sources, types, allocs, deallocs = self.sources, self.types, self.allocs, self.deallocs
@@ -146,7 +155,13 @@ class Analysis:
         same objects in the same order (``None`` otherwise): allocs and deallocs
         moved, added or dropped. Allocs and deallocs are no uses, so the use
         tables are this one's with their indices moved; the definitions are
-        scanned anew (no operands), and the views, hence the origins, are the same."""
+        scanned anew (no operands), and the views, hence the origins, are the same.
+
+        The attributes are ``__init__``'s, each handled as its kind needs: the
+        definitions made anew (``_define``, shared with ``__init__``), the index
+        tables (``_INDEX_TABLES``) moved, the origins and views copied, the
+        opcode runs left to be made. (A test compares every attribute of a moved
+        analysis with a fresh one's, so one added to ``__init__`` and not here fails.)"""
         kept = (Opcode.ALLOC, Opcode.DEALLOC)
         mine = [i for i, instr in enumerate(self.instrs) if instr.opcode not in kept]
         theirs = [i for i, instr in enumerate(program.instrs) if instr.opcode not in kept]
@@ -154,12 +169,9 @@ class Analysis:
             return None
         at = dict(zip(mine, theirs))
         new = Analysis.__new__(Analysis)
-        new.instrs = program.instrs
-        new._program = weakref.ref(program)
-        new.sources, new.types, new.allocs, new.deallocs = {}, {b.name: b.type for b in program.buffers}, {}, {}
-        new._definitions()
+        new._define(program)
         new._origin = dict(self._origin)
-        for table in ("uses", "reads", "writes", "direct_reads"):
+        for table in Analysis._INDEX_TABLES:
             setattr(new, table, {name: [at[i] for i in found] for name, found in getattr(self, table).items()})
         new.members = {root: set(views) for root, views in self.members.items()}
         new._runs = None

@@ -171,12 +171,24 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
     """Run ``passes`` in order, verifying the program first (as lowered) and after
     every pass. A violation is raised with its stage: ``after lowering`` or
     ``after pass NAME``. The names of the passes run are appended to
-    ``program.passes``."""
+    ``program.passes``.
+
+    The built-in passes never read ``passes`` (nor does the verifier), and
+    return their input's: so the names of a run of them are recorded once, in
+    one copy after the last (or before a user's pass, which sees them all),
+    not in a copy of the program after each."""
     _verified(program, "after lowering")
+    unrecorded: tuple[str, ...] = ()  # built-in passes run since ``program.passes`` was last brought up to date
     for name, run in passes:
+        trusted = run in _BUILT_IN
+        if unrecorded and not trusted:
+            program, unrecorded = program.with_passes((*program.passes, *unrecorded)), ()
         result = _apply(name, run, program)
         if not isinstance(result, Program):
             raise UsageError(f"pass {name} returned {type(result).__name__}, not a Program")
-        program = result.with_passes((*program.passes, name))
+        if trusted and type(result) is Program:
+            program, unrecorded = result, (*unrecorded, name)
+        else:
+            program, unrecorded = result.with_passes((*program.passes, *unrecorded, name)), ()
         _verified(program, f"after pass {name}")
-    return program
+    return program.with_passes((*program.passes, *unrecorded)) if unrecorded else program

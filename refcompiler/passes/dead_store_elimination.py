@@ -13,7 +13,7 @@ removes them.
 from __future__ import annotations
 
 from refcompiler import ir_analysis
-from refcompiler.ir import Instr, Program
+from refcompiler.ir import Instr, Opcode, OperandKind, Program
 from refcompiler.variants import swappable
 
 __all__ = ["dead_store_elimination", "is_observable"]
@@ -35,27 +35,31 @@ def dead_store_elimination(program: Program) -> Program:
     instruction after the current one reads, which is what a removal of the
     current one would have to preserve."""
     facts = ir_analysis.analyze(program)
+    origin, instrs = facts.origin, program.instrs
+    kernel, copy, out = Opcode.KERNEL, Opcode.COPY, OperandKind.OUT
     read_later: set[str] = set()
     removed: set[int] = set()
-    for index in reversed(range(len(program.instrs))):
-        instr = program.instrs[index]
-        if not ir_analysis.is_data(instr):
+    for index in reversed(range(len(instrs))):
+        instr = instrs[index]
+        if instr.opcode is not kernel and instr.opcode is not copy:  # no data instruction (``is_data``)
             continue
         if _dead(program, facts, instr, read_later):
             removed.add(index)
-        else:
-            read_later.update(facts.origin(name) for name in ir_analysis.read_names(instr))
+        else:  # ``read_names``: its @in and @inout operands
+            read_later.update([origin(o.name) for o in instr.operands if o.kind is not out])
     if not removed:
         return program
     return program.with_instrs([i for k, i in enumerate(program.instrs) if k not in removed])
 
 
 def _dead(program: Program, facts: ir_analysis.Analysis, instr: Instr, read_later: set[str]) -> bool:
-    writes = ir_analysis.written_names(instr)
-    if not writes:
-        return False
-    for name in writes:
-        root = facts.origin(name)
+    """Whether the data instruction ``instr`` writes something and every write is dead."""
+    writes = False
+    for operand in instr.operands:
+        if operand.kind is OperandKind.IN:  # ``written_names``: its @out and @inout operands, in order
+            continue
+        writes = True
+        root = facts.origin(operand.name)
         if is_observable(program, root) or root in read_later:
             return False
-    return True
+    return writes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from refcompiler import ir_analysis
 from refcompiler.ir import Instr, Opcode, Program
-from refcompiler.variants import swappable
+from refcompiler.variants import active, key_of, swappable
 
 __all__ = ["hoist_dealloc", "last_use"]
 
@@ -26,6 +26,8 @@ def last_use(program: Program, name: str) -> int:
 
 def hoist_dealloc(program: Program) -> Program:
     """Every dealloc placed right after its activation's last use."""
+    if not program.offsets and program.peak_bytes is None and key_of(last_use) not in active() and _in_place(program):
+        return program  # what the rewrite below gives when nothing moves, found without making it
     deallocs = [i for i in program.instrs if i.opcode is Opcode.DEALLOC]
     rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])
     if rest is not program:  # its analysis, moved from the input's rather than from a scan of its own
@@ -43,3 +45,23 @@ def hoist_dealloc(program: Program) -> Program:
     if result is not program:  # only deallocs moved: the allocator reads its analysis next
         ir_analysis.give_analysis(result, ir_analysis.analyze(rest).moved(result))
     return result
+
+
+def _in_place(program: Program) -> bool:
+    """Whether every dealloc already sits where ``hoist_dealloc`` puts it, with
+    ``last_use`` as written: right after its activation's last use (else its
+    alloc), up to other deallocs, or before everything when it has neither.
+    Uses and allocs are no deallocs, so ``program``'s own analysis gives the
+    instruction that ``last_use`` finds in ``program`` without its deallocs,
+    and the rewrite keeps the deallocs after one instruction in their order."""
+    facts = ir_analysis.analyze(program)
+    dealloc_op, allocs = Opcode.DEALLOC, facts.allocs
+    before = -1  # index of the last instruction seen that is no dealloc
+    for index, instr in enumerate(program.instrs):
+        if instr.opcode is not dealloc_op:
+            before = index
+            continue
+        used = facts.uses_of(instr.name)
+        if (used[-1] if used else allocs.get(instr.name, -1)) != before:
+            return False
+    return True

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specs import OpKind
 
-from refcompiler.ir import Instr, Opcode, Operand, OperandKind
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 
 OUT, IN = OperandKind.OUT, OperandKind.IN
 
@@ -54,3 +56,11 @@ def test_the_ir_built_directly_is_what_its_constructor_builds() -> None:
     want = Program(**{f.name: getattr(program, f.name) for f in fields(Program) if f.name != "passes"}, passes=("again",))
     assert copied == want and copied.passes == ("again",)
     assert {k: v for k, v in vars(copied).items() if k in vars(want)} == vars(want)
+
+
+def test_a_program_copy_refuses_a_keyword_that_is_no_field() -> None:
+    # built directly, a copy would otherwise keep a misspelt keyword as a stray attribute
+    program = Program("p", (), ())
+    with pytest.raises(TypeError, match="'pases'"):
+        program._copy(pases=("x",))
+    assert program._copy(passes=("x",)).passes == ("x",)

@@ -88,3 +88,23 @@ def test_last_use_variant_is_consulted():
     found = program_violations(wrong)
     assert found and {v.invariant for v in found} == {"IR-1"}
     assert "after its dealloc" in str(found[0])
+
+
+def test_a_program_left_as_it_is_is_found_without_the_rewrite():
+    # with ``last_use`` as written, a program whose deallocs already sit where the
+    # pass puts them is returned as it is, without rewriting it: the same verdict
+    # as the rewrite's (forced here by installing ``last_use`` itself), for every
+    # placement of each dealloc
+    tight = hoist_dealloc(late_deallocs())
+    deallocs = [k for k, i in enumerate(tight.instrs) if i.opcode.value == "dealloc"]
+    for k in deallocs:
+        for to in range(len(tight.instrs)):
+            instrs = list(tight.instrs)
+            instrs.insert(to, instrs.pop(k))
+            moved = tight.with_instrs(instrs)
+            fast = hoist_dealloc(moved)
+            with installed({last_use: last_use.original}):
+                rewritten = hoist_dealloc(moved)
+            assert (fast is moved) == (rewritten is moved)
+            assert [id(i) for i in fast.instrs] == [id(i) for i in rewritten.instrs]
+    assert hoist_dealloc(tight) is tight
