@@ -232,7 +232,7 @@ class SymbolicMachine:
             ins, state = values[: step.n_in], values[step.n_in :]
             results, new_state = run_symbolic_kernel(self.ctx, step.instr.op, ins, state, step.attrs)  # type: ignore[arg-type]
             out = results + new_state
-        flat = tuple(np.array(v, dtype=np.int64).reshape(-1) for v in out)
+        flat = tuple(np.asarray(v, dtype=np.int64).reshape(-1) for v in out)  # fresh (``run_symbolic_kernel``'s, ``read``'s): not copied again
         for v in flat:
             v.flags.writeable = False  # shared by every step that finds it
         if len(memo) >= MEMO_SIZE:
