@@ -83,7 +83,7 @@ class SymbolicMachine:
                 self.outputs.append((b.name, at, at + b.type.size, b.type))
             at += b.type.size
         sizes = [b.type.size for b in program.buffers]
-        self.sort_codes = np.repeat([SORT_CODE[sort_of(b.type.dtype)] for b in program.buffers], sizes).astype(np.uint8)
+        self.sort_codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * size for b, size in zip(program.buffers, sizes))  # per word
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -94,7 +94,7 @@ class SymbolicMachine:
         """The placeholders' and owned variables' terms (``read``), checked in
         one go: when every module word is of its buffer's sort, nothing is cast."""
         words = self.words.copy()
-        if (self.terms.sort_codes(words) == self.sort_codes).all():
+        if self.terms.sort_codes(words).tobytes() == self.sort_codes:  # bytes: cheaper than a numpy reduction
             return {name: words[lo:hi].reshape(type_.shape) for name, lo, hi, type_ in self.outputs}
         return {name: self.read(words[lo:hi], type_) for name, lo, hi, type_ in self.outputs}
 

@@ -100,7 +100,7 @@ class Terms:
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
         codes = self._sort_codes()[ids]
-        return not codes.any() if sort is _F else bool((codes == SORT_CODE[sort]).all())  # F is code 0
+        return codes.tobytes().count(SORT_CODE[sort]) == codes.size  # a numpy reduction costs ~5x more on these few words
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]
