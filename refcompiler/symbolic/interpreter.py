@@ -83,7 +83,7 @@ class SymbolicMachine:
                 self.outputs.append((b.name, at, at + b.type.size, b.type))
             at += b.type.size
         sizes = [b.type.size for b in program.buffers]
-        self.sort_codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * size for b, size in zip(program.buffers, sizes))  # per word
+        self.sort_codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * size for b, size in zip(program.buffers, sizes, strict=True))  # per word
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():

@@ -40,7 +40,6 @@ class Sort(enum.Enum):
 
 
 SORT_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}  # ``Terms.sort_codes``
-_F, _I = Sort.F, Sort.I
 _CONSTANTS = frozenset({"iconst", "bconst"})  # the nodes ``constant_value`` gives a value of
 
 
