@@ -83,7 +83,7 @@ class SymbolicMachine:
                 self.outputs.append((b.name, at, at + b.type.size, b.type))
             at += b.type.size
         sizes = [b.type.size for b in program.buffers]
-        self.sort_codes = np.repeat([SORT_CODE[sort_of(b.type.dtype)] for b in program.buffers], sizes).astype(np.uint8)
+        self.sort_codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * size for b, size in zip(program.buffers, sizes, strict=True))  # per word
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
@@ -94,7 +94,7 @@ class SymbolicMachine:
         """The placeholders' and owned variables' terms (``read``), checked in
         one go: when every module word is of its buffer's sort, nothing is cast."""
         words = self.words.copy()
-        if (self.terms.sort_codes(words) == self.sort_codes).all():
+        if self.terms.sort_codes(words).tobytes() == self.sort_codes:  # bytes: cheaper than a numpy reduction
             return {name: words[lo:hi].reshape(type_.shape) for name, lo, hi, type_ in self.outputs}
         return {name: self.read(words[lo:hi], type_) for name, lo, hi, type_ in self.outputs}
 
@@ -232,7 +232,7 @@ class SymbolicMachine:
             ins, state = values[: step.n_in], values[step.n_in :]
             results, new_state = run_symbolic_kernel(self.ctx, step.instr.op, ins, state, step.attrs)  # type: ignore[arg-type]
             out = results + new_state
-        flat = tuple(np.array(v, dtype=np.int64).reshape(-1) for v in out)
+        flat = tuple(np.asarray(v, dtype=np.int64).reshape(-1) for v in out)  # fresh (``run_symbolic_kernel``'s, ``read``'s): not copied again
         for v in flat:
             v.flags.writeable = False  # shared by every step that finds it
         if len(memo) >= MEMO_SIZE:

@@ -37,7 +37,7 @@ from specs.shapes import reduce_axes
 from refcompiler.kernels import KERNELS
 from refcompiler.symbolic.terms import Sort, Terms
 
-__all__ = ["Context", "SYMBOLIC_KERNELS", "MOVES", "run_symbolic_kernel"]
+__all__ = ["Context", "SYMBOLIC_KERNELS", "MOVES", "run_symbolic_kernel", "shared_kernel_values"]
 
 Arrays = Sequence[np.ndarray]
 Result = tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
@@ -227,28 +227,40 @@ SYMBOLIC_KERNELS: dict[OpKind, SymbolicKernel] = {k: fn for k in OPS if (fn := _
 
 
 def run_symbolic_kernel(ctx: Context, op: OpKind, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
-    """Run ``op``'s symbolic kernel; results come back as contiguous ``int64`` id arrays.
+    """Run ``op``'s symbolic kernel; results come back as contiguous ``int64``
+    id arrays, the caller's (``shared_kernel_values``' copies)."""
+    results, new_state = shared_kernel_values(ctx, op, inputs, state, attrs)
+    return tuple(r.copy() for r in results), tuple(s.copy() for s in new_state)
+
+
+def shared_kernel_values(ctx: Context, op: OpKind, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:
+    """``run_symbolic_kernel`` without the copies: the arrays are read-only,
+    shared by every call that finds them.
 
     Remembered per term table (``Terms.kernel_memo``): a kernel is a pure
     function of its op, attributes and operand ids, and terms are hash-consed,
     so the same call gives the same ids and adds the same guards (replayed
     here). Programs of one graph mostly compute the reference's values, so
     most calls after the reference are found."""
-    ins, st = [np.asarray(a) for a in inputs], [np.asarray(s) for s in state]
-    key = (op, repr(sorted(attrs.items())), *((a.shape, a.dtype.str, a.tobytes()) for a in (*ins, *st)))
+    ins = [a if type(a) is np.ndarray else np.asarray(a) for a in inputs]
+    st = [s if type(s) is np.ndarray else np.asarray(s) for s in state]
+    key = (op, repr(sorted(attrs.items())), *[(a.shape, a.dtype.str, a.tobytes()) for a in (*ins, *st)])
     memo = ctx.terms.kernel_memo
     found = memo.get(key)
     if found is None:
         before = len(ctx.guards)
         results, new_state = SYMBOLIC_KERNELS[op](ctx, ins, st, attrs)
-        found = (
-            tuple(np.array(r, dtype=np.int64).reshape(np.shape(r)) for r in results),  # copies: kept
-            tuple(np.array(s, dtype=np.int64).reshape(np.shape(s)) for s in new_state),
-            tuple(ctx.guards[before:]),
-        )
+        found = (tuple(map(_kept, results)), tuple(map(_kept, new_state)), tuple(ctx.guards[before:]))
         if len(memo) >= MEMO_SIZE:
             memo.clear()
         memo[key] = found
-    else:
+    elif found[2]:
         ctx.guards.extend(found[2])
-    return tuple(r.copy() for r in found[0]), tuple(s.copy() for s in found[1])
+    return found[0], found[1]
+
+
+def _kept(value: np.ndarray) -> np.ndarray:
+    """A read-only ``int64`` copy of a kernel's value, of its shape (kept in the memo)."""
+    kept = np.array(value, dtype=np.int64).reshape(np.shape(value))
+    kept.flags.writeable = False
+    return kept

@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from refcompiler.graph import Graph
-from refcompiler.symbolic.kernels import Context, run_symbolic_kernel
+from refcompiler.symbolic.kernels import Context, shared_kernel_values
 from refcompiler.reference import run_once
 
 __all__ = ["symbolic_run_once"]
@@ -32,7 +32,8 @@ def symbolic_run_once(
     """One reference run of the valid ``graph`` from ``values`` (placeholders and
     owned variables) and ``constants``, all term arrays; the new values.
     ``attrs_of``: each node's attributes by name, filled as found, for the runs
-    of one graph under the same swap points (the spec is one of them)."""
+    of one graph under the same swap points (the spec is one of them). A value
+    a kernel made is read-only (``shared_kernel_values``)."""
     attrs_of = {} if attrs_of is None else attrs_of
 
     def kernel(node, ins, state):
@@ -40,6 +41,6 @@ def symbolic_run_once(
         if attrs is None:
             spec = node.spec
             attrs = attrs_of[node.name] = MappingProxyType({a.name: a.default for a in spec.attrs} | node.attr_dict(spec))
-        return run_symbolic_kernel(ctx, node.op, ins, state, attrs)
+        return shared_kernel_values(ctx, node.op, ins, state, attrs)
 
     return run_once(graph, values, constants, kernel)

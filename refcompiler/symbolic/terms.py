@@ -40,7 +40,6 @@ class Sort(FastEnum):
 
 
 SORT_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}  # ``Terms.sort_codes``
-_F, _I = Sort.F, Sort.I
 _CONSTANTS = frozenset({"iconst", "bconst"})  # the nodes ``constant_value`` gives a value of
 
 
@@ -53,6 +52,7 @@ class Terms:
         self.nodes: list[tuple] = []
         self.sorts: list[Sort] = []
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
+        self._coded = 0  # terms whose code is in ``_codes``: filled when asked (``_sort_codes``)
         self.index: dict[tuple, int] = {}
         self.kernel_memo: dict[tuple, tuple] = {}  # see ``kernels.run_symbolic_kernel``
         self.step_memo: dict[tuple, tuple] = {}  # see ``interpreter.SymbolicMachine.compute``
@@ -64,18 +64,28 @@ class Terms:
 
     def _make(self, node: tuple, sort: Sort) -> int:
         found = self.index.get(node)
-        if found is not None:
-            return found
+        return found if found is not None else self._new(node, sort)
+
+    def _new(self, node: tuple, sort: Sort) -> int:
+        """Add ``node``, known not to be in the table."""
         tid = len(self.nodes)
         if self.limit is not None and tid >= self.limit:
             raise UsageError(f"the symbolic validation needs more than {self.limit} terms (the limit; raise it with --max-terms)")
         self.nodes.append(node)
         self.sorts.append(sort)
-        if tid >= self._codes.size:
-            self._codes = np.concatenate([self._codes, np.zeros(self._codes.size, dtype=np.uint8)])
-        self._codes[tid] = 0 if sort is _F else 1 if sort is _I else 2  # SORT_CODE[sort], without a dict lookup
         self.index[node] = tid
         return tid
+
+    def _sort_codes(self) -> np.ndarray:
+        """``_codes`` with every term's code: the terms made since the last call
+        are coded here in one go (a numpy store per term costs more)."""
+        n = len(self.sorts)
+        if self._coded < n:
+            if n > self._codes.size:
+                self._codes = np.concatenate([self._codes, np.zeros(max(n, self._codes.size), dtype=np.uint8)])
+            self._codes[self._coded : n] = [SORT_CODE[s] for s in self.sorts[self._coded : n]]
+            self._coded = n
+        return self._codes
 
     def intern_key(self, key: tuple) -> int:
         """A small int standing for the hashable ``key``, the same for equal keys
@@ -84,12 +94,12 @@ class Terms:
 
     def sort_codes(self, ids: np.ndarray) -> np.ndarray:
         """Each term's sort as its ``SORT_CODE`` (``uint8``), for vectorised checks."""
-        return self._codes[ids]
+        return self._sort_codes()[ids]
 
     def all_of_sort(self, ids: np.ndarray, sort: Sort) -> bool:
         """Whether every term in ``ids`` has ``sort``."""
-        codes = self._codes[ids]
-        return not codes.any() if sort is _F else bool((codes == SORT_CODE[sort]).all())  # F is code 0
+        codes = self._sort_codes()[ids]
+        return codes.tobytes().count(SORT_CODE[sort]) == codes.size  # a numpy reduction costs ~5x more on these few words
 
     def sort(self, t: int) -> Sort:
         return self.sorts[t]
@@ -192,12 +202,16 @@ class Terms:
 
     def map(self, f: str, *arrays: np.ndarray, sort: Sort = Sort.F) -> np.ndarray:
         """``f`` applied element by element, numpy broadcasting the operands."""
-        parts = np.broadcast_arrays(*arrays)
-        shape = parts[0].shape
+        first = arrays[0]
+        if all(type(a) is np.ndarray and a.shape == first.shape for a in arrays):
+            parts: Iterable[np.ndarray] = arrays  # nothing to broadcast (the common case)
+        else:
+            parts = np.broadcast_arrays(*arrays)
+            first = parts[0]
         columns = [p.reshape(-1).tolist() for p in parts]
-        index, make, out = self.index, self._make, []
-        for args in zip(*columns, strict=True):  # the hot loop of a validation: app() inlined
+        index, new, out = self.index, self._new, []
+        for args in zip(*columns, strict=True):  # the hot loop of a validation: _make() inlined
             node = ("app", f, args)
             found = index.get(node)
-            out.append(found if found is not None else make(node, sort))
-        return np.array(out, dtype=np.int64).reshape(shape)
+            out.append(found if found is not None else new(node, sort))
+        return np.array(out, dtype=np.int64).reshape(first.shape)
