@@ -22,7 +22,7 @@ import heapq
 from refcompiler.ir import Opcode, Program
 from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
-from refcompiler.variants import active, key_of, swappable
+from refcompiler.variants import replaced, swappable
 
 __all__ = ["allocate", "live_interval", "ALIGN"]
 
@@ -79,7 +79,7 @@ def allocate(program: Program) -> Program:
     """
     facts = analyze(program)
     names = list(facts.allocs)
-    if key_of(live_interval) in active():
+    if replaced(live_interval):
         intervals = {n: live_interval(program, n) for n in names}
     else:  # as written: from the analysis at hand, without a call through the swap point per name
         intervals = {n: _interval(facts, n) for n in names}

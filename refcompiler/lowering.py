@@ -34,7 +34,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, Save
 from refcompiler.ir_analysis import follow_views
-from refcompiler.variants import active, key_of, swappable
+from refcompiler.variants import replaced, swappable
 from refcompiler.verifier import Types, infer_types
 
 __all__ = ["lower", "Lowering", "lower_state_operands", "StateLowering", "value_name", "BUFFER_KIND"]
@@ -101,7 +101,7 @@ class Lowering:
         )
         self.buffer_by_name = {b.name: b for b in self.buffers}
         self.saves = tuple(_saves(graph))
-        self.reuse = key_of(lower_state_operands) not in active()
+        self.reuse = not replaced(lower_state_operands)
         self.blocks: dict[str, tuple[Instr, ...]] = {}  # node -> its instructions (when ``reuse``)
         self.deallocs: dict[str, Instr] = {}  # activation -> its dealloc, the same object in every order (when ``reuse``)
 

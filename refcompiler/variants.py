@@ -14,7 +14,7 @@ import functools
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["swappable", "installed", "key_of", "registry", "active"]
+__all__ = ["swappable", "installed", "key_of", "registry", "active", "replaced"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +49,13 @@ def active() -> Mapping[str, Callable[..., Any]]:
     same object for as long as no ``installed`` block is entered or left, so a
     cache of a swappable computation may key on its identity."""
     return _active.get()
+
+
+def replaced(fn: Callable[..., Any]) -> bool:
+    """Whether swap point ``fn`` is replaced in the current context: a caller
+    that computes what ``fn`` computes in a faster way of its own must then
+    call ``fn`` instead."""
+    return key_of(fn) in _active.get()
 
 
 def registry() -> dict[str, Callable[..., Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from refcompiler import ir_analysis
 from refcompiler.ir import Instr, Opcode, Program
-from refcompiler.variants import active, key_of, swappable
+from refcompiler.variants import replaced, swappable
 
 __all__ = ["hoist_dealloc", "last_use"]
 
@@ -26,7 +26,7 @@ def last_use(program: Program, name: str) -> int:
 
 def hoist_dealloc(program: Program) -> Program:
     """Every dealloc placed right after its activation's last use."""
-    if not program.offsets and program.peak_bytes is None and key_of(last_use) not in active() and _in_place(program):
+    if not program.offsets and program.peak_bytes is None and not replaced(last_use) and _in_place(program):
         return program  # what the rewrite below gives when nothing moves, found without making it
     deallocs = [i for i in program.instrs if i.opcode is Opcode.DEALLOC]
     rest = program.with_instrs([i for i in program.instrs if i.opcode is not Opcode.DEALLOC])

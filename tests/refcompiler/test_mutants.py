@@ -237,3 +237,13 @@ def test_an_unknown_mutant_is_refused_before_its_block_runs():
         with activate("no-such-mutant"):
             ran.append(1)
     assert ran == []
+
+
+def test_replaced_tells_whether_a_swap_point_is_replaced_in_the_current_context():
+    from refcompiler.allocator import live_interval
+    from refcompiler.variants import installed, replaced
+
+    assert not replaced(live_interval)
+    with installed({live_interval: lambda program, name: (0, 0)}):
+        assert replaced(live_interval)
+    assert not replaced(live_interval)
