@@ -159,17 +159,20 @@ class _ChunkRun:
             s.refused[report.refused[:200]] += 1
         return report.finding
 
-    def finding_of(self, graph: Graph, expect: Expect, case_seed: int) -> tuple[bool, Finding | None]:
-        """(whether the case was checked or remembered, what the oracle found):
-        new cases count, shrink attempts count against ``shrink_calls``."""
+    def finding_of(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
+        """What the oracle finds for the case, or found before (the chunk's
+        cache): new cases count, shrink attempts count against
+        ``shrink_calls``. Raises ``_OutOfTime`` past the chunk's deadline, and,
+        while shrinking, at the first attempt that would need the oracle once
+        ``shrink_calls`` are spent or Hypothesis's time is up: its shrinking
+        ends there (no attempt after it could be checked) and the reducer
+        takes over."""
         s, key = self.state, _key(graph, expect, case_seed)
         if key in s.cache:
-            return True, s.cache[key]
+            return s.cache[key]
         shrinking = s.target is not None
-        if self.out_of_time() or (shrinking and s.hypothesis_until is not None and time.time() >= s.hypothesis_until):
+        if self.out_of_time() or (shrinking and self._shrinking_spent()):
             raise _OutOfTime()
-        if shrinking and s.shrink_calls >= self.config.shrink_calls:
-            return False, None
         if shrinking:
             s.shrink_calls += 1
         else:
@@ -178,14 +181,18 @@ class _ChunkRun:
         finding = s.cache[key] = self.evaluate(graph, expect, case_seed)
         if finding is not None and not shrinking:
             s.failures += 1
-        return True, finding
+        return finding
+
+    def _shrinking_spent(self) -> bool:
+        s = self.state
+        return s.shrink_calls >= self.config.shrink_calls or (s.hypothesis_until is not None and time.time() >= s.hypothesis_until)
 
     def body(self, case: Case3) -> None:
         """Check one case (generated, or a shrink attempt): fails (``_Found``)
         on the target signature, the first new one becoming the target."""
         graph, expect, case_seed = case
-        checked, finding = self.finding_of(graph, expect, case_seed)
-        if not checked or finding is None:
+        finding = self.finding_of(graph, expect, case_seed)
+        if finding is None:
             return
         s, sig = self.state, finding.signature
         if s.target is None:

@@ -1,6 +1,7 @@
 """A chunk checks cases drawn at random, each once; Hypothesis shrinks its
-first new failure from that case's recorded choices; a failure whose
-replay does not reproduce still reaches the reducer."""
+first new failure from that case's recorded choices, until its shrink calls
+are spent; a failure whose replay does not reproduce still reaches the
+reducer."""
 
 from __future__ import annotations
 
@@ -50,6 +51,26 @@ def test_hypothesis_shrinks_the_first_new_failure_from_its_own_choices(monkeypat
     assert run.state.shrink_calls > 0
     best = run.state.best.graph
     assert graph_size(best) < graph_size(failing[0])
+
+
+def test_hypothesis_stops_shrinking_once_the_shrink_calls_are_spent(monkeypatch):
+    # Hypothesis would go on drawing hundreds of attempts that could not be
+    # checked any more; it stops at the first one, and the reducer goes on
+    calls = 3
+    config = CampaignConfig(budget=None, max_cases=50, out=None, mutant="alloc-early-free", reduce_attempts=20, shrink_calls=calls)
+    new: list[bool] = []  # per case the body saw: whether the oracle had not seen it yet
+    real = _ChunkRun.body
+
+    def body(self, case):  # type: ignore[no-untyped-def]
+        new.append(chunk_module._key(*case) not in self.state.cache)
+        return real(self, case)
+
+    monkeypatch.setattr(_ChunkRun, "body", body)
+    run = _ChunkRun(Chunk(0, chunk_seed(3, 0), 50, config))
+    result = run.run()
+    assert result.found and result.found[0].case_doc["nodes"] and run.state.shrink_calls == calls
+    # after the generated cases: the attempts checked, then the one that found the calls spent
+    assert sum(new[result.cases:]) == calls + 1
 
 
 def test_a_failure_whose_replay_does_not_reproduce_is_kept_for_the_reducer(monkeypatch):
