@@ -69,3 +69,23 @@ def test_bench_validate_puts_the_validator_beside_concrete_execution(capsys: pyt
     assert every["orders"] == 30 and not every["enumerated_all"] and every["verdict"] == "inconclusive" and 1 <= every["programs"] <= 30
     assert main(["bench", "--validate", "--validate-sizes", "40x4", "--validate-max-orders", "30"]) == 0
     assert "30 (not all) legal orders" in capsys.readouterr().out
+
+
+def test_bench_without_a_section_flag_runs_every_section_and_with_flags_only_those(monkeypatch, capsys) -> None:
+    from refc.cli import bench
+
+    ran: list[str] = []
+
+    def section(name: str) -> bench.Section:
+        def measure(args: argparse.Namespace) -> dict[str, object]:
+            ran.append(name)
+            return {"name": name}
+
+        return bench.Section(name, f"the {name} section", lambda p: None, measure, lambda r: f"{r['name']} done\n")
+
+    monkeypatch.setattr(bench, "SECTIONS", (section("alpha"), section("beta"), section("gamma")))
+    assert main(["bench"]) == 0
+    assert ran == ["alpha", "beta", "gamma"] and capsys.readouterr().out == "alpha done\nbeta done\ngamma done\n"
+    ran.clear()
+    assert main(["bench", "--gamma", "--alpha", "--json"]) == 0
+    assert ran == ["alpha", "gamma"] and json.loads(capsys.readouterr().out) == {"alpha": {"name": "alpha"}, "gamma": {"name": "gamma"}}

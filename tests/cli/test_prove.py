@@ -160,7 +160,7 @@ def test_bench_proofs_runs_small_sizes(capsys):
     assert small["enumerate"]["verdict"] == "proved" and small["enumerate"]["orders"] > 1
     assert larger["enumerate"]["orders"] is None  # past --enumerate-max-nodes
     assert all(r["optimal_peak"] <= r["allocator_peak"] for r in data["allocation"])
-    code, out, _ = refc(capsys, "bench", "--sizes", "10")
+    code, out, _ = refc(capsys, "bench", "--proofs", "--sizes", "10")
     assert code == 0
     assert "reach s" in out and "z3/reach" in out and "optimal peak" in out
 
