@@ -1,7 +1,15 @@
 """The ``refc`` command line: one entry point, one module per command.
 
 Each command module defines ``register(subparsers)``, which adds its parser and
-sets ``func`` to a function ``(args) -> int``. Exit codes (DESIGN §10): 0 ok,
+sets ``func`` to a function ``(args) -> int``, its ``run``. Every start builds
+every command's parser (``refc --help`` lists them all), so a command module
+imports at its top nothing that loads numpy, networkx, jsonschema, Z3, rich or
+Hypothesis: the standard library, light modules (``refcompiler.errors``,
+``files``, ``pictures.render``, ``onnx_io``) and the helpers here but
+``tables``. ``run``, and the functions it calls, import the modules that do the
+work where they use them. Then ``refc --help`` and a usage error load none of
+those, and ``refc check`` only what checking a graph needs
+(tests/cli/test_startup.py). Exit codes (DESIGN §10): 0 ok,
 1 a finding, 2 bad usage or malformed input, 3 inconclusive, 4 an internal
 error. A ``RefCompilerError`` becomes one message on stderr, never a traceback.
 """
