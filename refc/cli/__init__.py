@@ -38,6 +38,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"refc: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """``--version``, as argparse's own but looked up only when asked: reading the
+    installed metadata (``importlib.metadata``) takes about 40 ms, which every
+    other command would pay for nothing."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, default: str = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option_string: str | None = None) -> None:
+        print(f"refc {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -49,7 +63,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
-    parser.add_argument("--version", action="version", version=f"refc {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"refc.cli.{_MODULES.get(name, name)}").register(sub)
