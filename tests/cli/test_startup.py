@@ -42,10 +42,17 @@ def loaded(argv: list[str], watched: tuple[str, ...] = HEAVY) -> list[str]:
     return json.loads(last.removeprefix("loaded: "))
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["fuzz", "--help"], ["validate", "--help"], ["check"], ["compile", SGD, "--bogus"]],
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["fuzz", "--help"], ["validate", "--help"], ["check"], ["compile", SGD, "--bogus"]],
                          ids=" ".join)
 def test_help_and_usage_errors_load_nothing_heavy(argv):
     assert loaded(argv) == []
+
+
+def test_version_is_the_installed_packages():
+    from importlib import metadata
+
+    done = subprocess.run([sys.executable, "-m", "refc", "--version"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"refc {metadata.version('refc')}\n", "")
 
 
 def test_check_loads_what_checking_a_graph_needs_only():
