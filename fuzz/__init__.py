@@ -1,13 +1,26 @@
 """The verification suite (DESIGN §7, §8, §10): generators, the oracle chain,
-shrinking, campaigns and the corpus. Public names are re-exported here."""
+shrinking, campaigns and the corpus. Public names are re-exported here.
 
-from fuzz.campaign import CampaignConfig, Kill, Summary, run_campaign, score_mutant, write_outputs
-from fuzz.case import PASS, Case, Expect, ExpectKind, reject
-from fuzz.corpus import case_files, load_case, replay, write_case
-from fuzz.oracle import CHAIN, CaseReport, Finding, Location, OracleStage, Signature, Stage, check, check_case
-from fuzz.schedules import ScheduleChoice, ScheduleSource, case_schedules, schedules
-from fuzz.shrink import reduce_graph
-from fuzz.strategies import REJECTABLE, Feature, graphs, invalid_graphs
+They load on first use (PEP 562), as ``refc``'s do: importing one light module,
+such as ``fuzz.case`` for ``refc compile CASE``, runs this file first, and must
+not pay for Hypothesis, the oracle chain and Z3 that the campaign imports.
+Two names are also submodules, ``replay`` and ``schedules``: ``from fuzz import
+replay`` is the function unless ``fuzz.replay`` was imported first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuzz.campaign import CampaignConfig, Kill, Summary, run_campaign, score_mutant, write_outputs
+    from fuzz.case import PASS, Case, Expect, ExpectKind, reject
+    from fuzz.corpus import case_files, load_case, replay, write_case
+    from fuzz.oracle import CHAIN, CaseReport, Finding, Location, OracleStage, Signature, Stage, check, check_case
+    from fuzz.schedules import ScheduleChoice, ScheduleSource, case_schedules, schedules
+    from fuzz.shrink import reduce_graph
+    from fuzz.strategies import REJECTABLE, Feature, graphs, invalid_graphs
 
 __all__ = [
     "graphs", "invalid_graphs", "Feature", "REJECTABLE",
@@ -17,3 +30,34 @@ __all__ = [
     "CampaignConfig", "Summary", "run_campaign", "write_outputs", "Kill", "score_mutant",
     "Case", "Expect", "ExpectKind", "PASS", "reject", "load_case", "write_case", "case_files", "replay",
 ]
+
+# public name -> the module that defines it
+_LAZY: dict[str, str] = {
+    name: module
+    for module, names in (
+        ("fuzz.campaign", ("CampaignConfig", "Kill", "Summary", "run_campaign", "score_mutant", "write_outputs")),
+        ("fuzz.case", ("PASS", "Case", "Expect", "ExpectKind", "reject")),
+        ("fuzz.corpus", ("case_files", "load_case", "replay", "write_case")),
+        ("fuzz.oracle", ("CHAIN", "CaseReport", "Finding", "Location", "OracleStage", "Signature", "Stage", "check", "check_case")),
+        ("fuzz.schedules", ("ScheduleChoice", "ScheduleSource", "case_schedules", "schedules")),
+        ("fuzz.shrink", ("reduce_graph",)),
+        ("fuzz.strategies", ("REJECTABLE", "Feature", "graphs", "invalid_graphs")),
+    )
+    for name in names
+}
+
+
+def __getattr__(name: str) -> Any:
+    # an unknown name is an AttributeError, so that ``from fuzz import case``
+    # goes on to import the submodule
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'fuzz' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -30,7 +30,6 @@ from refcompiler.schedulers import SCHEDULERS
 from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
-from fuzz.oracle import check_case, legal_on_correct_compiler
 
 __all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "order_problem", "judge", "exit_code"]
 
@@ -115,6 +114,8 @@ _SHOWN = 8  # names listed in a message about an order; the rest are counted
 
 
 def _schedule_problem(case: Case) -> str | None:
+    from fuzz.oracle import legal_on_correct_compiler  # here: refc compile CASE checks a case without the oracle chain
+
     order = list(case.schedule or ())
     problem = order_problem(case.graph, order)
     if problem is not None:
@@ -130,6 +131,8 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
     Without ``mutant``: every recorded expectation. With ``mutant``: whether
     the case kills it; a case recorded against that mutant that no longer
     kills it is ``regressed``, any other case is ``ok`` either way."""
+    from fuzz.oracle import check_case
+
     problem = case_problem(case)
     if problem is not None:
         return Outcome(Verdict.MALFORMED, problem)

@@ -1,17 +1,29 @@
-"""refc: a reference compiler for tensor graphs with owned variables."""
+"""refc: a reference compiler for tensor graphs with owned variables.
 
-from refcompiler.errors import (
-    ExecutionError,
-    InternalError,
-    InvariantViolation,
-    MalformedInput,
-    RefCompilerError,
-    UsageError,
-)
-from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
-from refcompiler.graph_json import graph_from_doc, graph_to_doc, load_graph
-from refcompiler.reference import run_reference
-from refcompiler.verifier import infer_types, verify, violations
+The public names below load on first use (PEP 562), as ``refc``'s do: importing
+a light module such as ``refcompiler.errors`` runs this file first, and must not
+pay for numpy, networkx and jsonschema, which the graph, its loader, the verifier
+and the reference interpreter import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from refcompiler.errors import (
+        ExecutionError,
+        InternalError,
+        InvariantViolation,
+        MalformedInput,
+        RefCompilerError,
+        UsageError,
+    )
+    from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
+    from refcompiler.graph_json import graph_from_doc, graph_to_doc, load_graph
+    from refcompiler.reference import run_reference
+    from refcompiler.verifier import infer_types, verify, violations
 
 __all__ = [
     "ExecutionError", "InternalError", "InvariantViolation", "MalformedInput", "RefCompilerError", "UsageError",
@@ -20,3 +32,32 @@ __all__ = [
     "run_reference",
     "infer_types", "verify", "violations",
 ]
+
+# public name -> the module that defines it
+_LAZY: dict[str, str] = {
+    name: module
+    for module, names in (
+        ("refcompiler.errors", ("ExecutionError", "InternalError", "InvariantViolation", "MalformedInput", "RefCompilerError", "UsageError")),
+        ("refcompiler.graph", ("Graph", "Init", "Node", "Ref", "Storage", "StorageKind")),
+        ("refcompiler.graph_json", ("graph_from_doc", "graph_to_doc", "load_graph")),
+        ("refcompiler.reference", ("run_reference",)),
+        ("refcompiler.verifier", ("infer_types", "verify", "violations")),
+    )
+    for name in names
+}
+
+
+def __getattr__(name: str) -> Any:
+    # an unknown name is an AttributeError, so that ``from refcompiler import
+    # limits`` goes on to import the submodule
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'refcompiler' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

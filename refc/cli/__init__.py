@@ -1,7 +1,15 @@
 """The ``refc`` command line: one entry point, one module per command.
 
 Each command module defines ``register(subparsers)``, which adds its parser and
-sets ``func`` to a function ``(args) -> int``. Exit codes (DESIGN §10): 0 ok,
+sets ``func`` to a function ``(args) -> int``, its ``run``. Every start builds
+every command's parser (``refc --help`` lists them all), so a command module
+imports at its top nothing that loads numpy, networkx, jsonschema, Z3, rich or
+Hypothesis: the standard library, light modules (``refcompiler.errors``,
+``files``, ``pictures.render``, ``onnx_io``) and the helpers here but
+``tables``. ``run``, and the functions it calls, import the modules that do the
+work where they use them. Then ``refc --help`` and a usage error load none of
+those, and ``refc check`` only what checking a graph needs
+(tests/cli/test_startup.py). Exit codes (DESIGN §10): 0 ok,
 1 a finding, 2 bad usage or malformed input, 3 inconclusive, 4 an internal
 error. A ``RefCompilerError`` becomes one message on stderr, never a traceback.
 """
@@ -30,6 +38,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"refc: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """``--version``, as argparse's own but looked up only when asked: reading the
+    installed metadata (``importlib.metadata``) takes about 40 ms, which every
+    other command would pay for nothing."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, default: str = argparse.SUPPRESS,
+                 help: str = "show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object, option_string: str | None = None) -> None:
+        print(f"refc {_version()}")
+        parser.exit()
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -41,7 +63,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="refc", description="A reference compiler for tensor graphs with owned variables.")
-    parser.add_argument("--version", action="version", version=f"refc {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"refc.cli.{_MODULES.get(name, name)}").register(sub)

@@ -27,19 +27,14 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from refc.cli import bench_compile, bench_fuzz, bench_onnx, bench_target, bench_validate
 from refc.cli.common import positive_seconds, size_list, whole_number
-from refc.cli.tables import table_lines
 from refcompiler.errors import UsageError
-from refcompiler.graph import Graph
-from refcompiler.graph_json import load_graph
-from refcompiler.proofs import Verdict, prove
-from refcompiler.proofs import enumerate as enumeration
-from refcompiler.proofs.alloc import activations, optimal_peak
-from refcompiler.proofs.conflicts import prepare
-from refcompiler.proofs.scale import large_graph
+
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
 
 __all__ = ["Section", "SECTIONS", "register", "run"]
 
@@ -71,12 +66,17 @@ def _proof_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _timed_prove(graph: Any, engine: str) -> tuple[float, str, int]:
+    from refcompiler.proofs import prove
+
     start = time.perf_counter()
     proof = prove(graph, engine=engine)
     return time.perf_counter() - start, proof.verdict.value, proof.pairs_checked
 
 
 def _measure_proofs(args: argparse.Namespace) -> dict[str, Any]:
+    from refcompiler.proofs import prove
+    from refcompiler.proofs.scale import large_graph
+
     # Z3 sets itself up on first use; keep that out of the first measurement.
     prove(large_graph(3), engine="both")
     rows = []
@@ -97,6 +97,10 @@ def _measure_proofs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _measure_enumeration(graph: Any, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    from refcompiler.proofs import Verdict
+    from refcompiler.proofs import enumerate as enumeration
+    from refcompiler.proofs.conflicts import prepare
+
     if n > args.enumerate_max_nodes:
         return {"seconds": None, "orders": None, "verdict": None, "note": f"skipped: more than {args.enumerate_max_nodes} nodes"}
     start = time.perf_counter()
@@ -112,6 +116,9 @@ def _measure_enumeration(graph: Any, n: int, args: argparse.Namespace) -> dict[s
 
 def _allocation_programs(args: argparse.Namespace) -> Iterator[tuple[str, Graph]]:
     """The examples shipped beside the package (when present), then generated graphs."""
+    from refcompiler.graph_json import load_graph
+    from refcompiler.proofs.scale import large_graph
+
     examples = Path(__file__).resolve().parents[2] / "examples"
     for path in sorted(examples.glob("*.json")):
         yield path.stem, load_graph(path)
@@ -120,8 +127,8 @@ def _allocation_programs(args: argparse.Namespace) -> Iterator[tuple[str, Graph]
 
 
 def _measure_allocation(args: argparse.Namespace) -> list[dict[str, Any]]:
-    # Imported here: only this part of the section needs the compiler.
     from refcompiler.driver import compile_graph
+    from refcompiler.proofs.alloc import activations, optimal_peak
 
     rows = []
     for name, graph in _allocation_programs(args):
@@ -191,6 +198,8 @@ def _render_proofs(data: dict[str, Any]) -> str:
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
     """``rows[0]`` is the header; numbers read best right-aligned."""
+    from refc.cli.tables import table_lines
+
     return table_lines(rows[0], rows[1:], right=True, indent=2)
 
 

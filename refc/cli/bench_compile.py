@@ -19,9 +19,6 @@ import time
 from typing import Any, Callable
 
 from refc.cli.common import size_list, whole_number
-from refcompiler.driver import compile_graph
-from refcompiler.proofs.scale import large_graph
-from refcompiler.reference import run_reference
 
 __all__ = ["add_arguments", "measure", "render", "growth_exponent"]
 
@@ -61,6 +58,10 @@ def growth_exponent(points: list[tuple[int, float]]) -> float | None:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from refcompiler.driver import compile_graph
+    from refcompiler.proofs.scale import large_graph
+    from refcompiler.reference import run_reference
+
     warm = large_graph(20)  # imports and first-use set-up stay out of the figures
     compile_graph(warm, pipeline="O2")
     run_reference(warm)

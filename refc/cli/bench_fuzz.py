@@ -20,7 +20,6 @@ import statistics
 from typing import Any
 
 from refc.cli.common import positive_seconds, whole_number
-from refc.cli.tables import table_lines
 
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render"]
 
@@ -87,6 +86,8 @@ def _round_figures(run: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any]) -> str:
+    from refc.cli.tables import table_lines
+
     table = [("workers", "cases", "schedules", "failures", "seconds", "cases/s", "schedules/s", "schedules/CPU s", "cases ratio", "schedules ratio")]
     for r in data["campaigns"]:
         table.append(

@@ -13,37 +13,37 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specs import Dtype, OpKind
-
-from refcompiler.driver import compile_graph, run_compiled
-from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
-from refcompiler.reference import run_reference
-from refcompiler.symbolic import validate_compiled
-from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
 from refc.cli.common import whole_number
+
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
 
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render", "chain_graph", "chains_graph"]
 
 SIZES = ((200, 8), (1000, 64))
-F32 = Dtype.FLOAT32
-UNARY = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP)
-BINARY = (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.MAX)
 
 
 def chain_graph(instructions: int, elements: int) -> Graph:
     """A valid graph that lowers to about ``instructions`` instructions over
     ``float32[elements]`` values: elementwise ops over recent values, an
     accumulator, and saves into placeholders that are also read."""
+    from specs import Dtype, OpKind
+
+    from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+
+    f32 = Dtype.FLOAT32
+    unary = (OpKind.RELU, OpKind.NEG, OpKind.TANH, OpKind.EXP)
+    binary = (OpKind.ADD, OpKind.SUB, OpKind.MUL, OpKind.MAX)
     shape = (elements,)
-    storage = [Storage(f"p{i}", StorageKind.PLACEHOLDER, F32, shape, init=Init(seed=i)) for i in range(4)]
-    storage.append(Storage("acc", StorageKind.OWNED, F32, shape, owner="acc_node"))
+    storage = [Storage(f"p{i}", StorageKind.PLACEHOLDER, f32, shape, init=Init(seed=i)) for i in range(4)]
+    storage.append(Storage("acc", StorageKind.OWNED, f32, shape, owner="acc_node"))
     nodes: list[Node] = []
     values = [Ref(f"p{i}") for i in range(4)]
     for k in range(max(4, instructions * 3 // 4) - 5):  # about 1.4 instructions per node at O2
-        op = UNARY[k % 4] if k % 3 == 0 else BINARY[k % 4]
-        ins = (values[-1],) if op in UNARY else (values[-1], values[-1 - (k % 5) % len(values)])
+        op = unary[k % 4] if k % 3 == 0 else binary[k % 4]
+        ins = (values[-1],) if op in unary else (values[-1], values[-1 - (k % 5) % len(values)])
         nodes.append(Node(f"n{k}", op, ins))
         values.append(Ref(f"n{k}"))
     nodes.append(Node("acc_node", OpKind.ACCUMULATE, (values[-1],), state=("acc",)))
@@ -54,9 +54,14 @@ def chain_graph(instructions: int, elements: int) -> Graph:
 
 def chains_graph() -> Graph:
     """Ten nodes in three independent chains of 4, 3 and 3: 10!/(4!*3!*3!) = 4,200 legal orders."""
+    from specs import Dtype, OpKind
+
+    from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
+
+    f32 = Dtype.FLOAT32
     shape = (4,)
-    storage = [Storage(n, StorageKind.PLACEHOLDER, F32, shape, init=Init(seed=i)) for i, n in enumerate(("a", "b", "c", "qa", "qb", "qc"))]
-    storage.append(Storage("acc", StorageKind.OWNED, F32, shape, owner="b1"))
+    storage = [Storage(n, StorageKind.PLACEHOLDER, f32, shape, init=Init(seed=i)) for i, n in enumerate(("a", "b", "c", "qa", "qb", "qc"))]
+    storage.append(Storage("acc", StorageKind.OWNED, f32, shape, owner="b1"))
     nodes = [
         Node("a1", OpKind.RELU, (Ref("a"),)), Node("a2", OpKind.NEG, (Ref("a1"),)),
         Node("a3", OpKind.ADD, (Ref("a2"), Ref("a1"))), Node("a4", OpKind.SAVE, (Ref("a3"),), attrs=freeze_attrs({"target": "qa"})),
@@ -72,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("validate section")
     g.add_argument("--validate-sizes", type=_sizes, default=SIZES, metavar="IxE,...", help="instructions x elements per row (default 200x8,1000x64)")
     g.add_argument("--validate-all-pipeline", default="O2", metavar="P", help="pipeline of the all-schedules row (default O2)")
-    g.add_argument("--validate-max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help="orders the all-schedules row may cover")
+    # default None: DEFAULT_ORDER_LIMIT, filled in by ``measure`` (the parser does not import the validator)
+    g.add_argument("--validate-max-orders", type=whole_number(1), default=None, metavar="N", help="orders the all-schedules row may cover")
 
 
 def _sizes(text: str) -> tuple[tuple[int, int], ...]:
@@ -92,6 +98,12 @@ def _timed(fn: Any) -> tuple[float, Any]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    from refcompiler.driver import compile_graph, run_compiled
+    from refcompiler.reference import run_reference
+    from refcompiler.symbolic import validate_compiled
+    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
+
+    limit = DEFAULT_ORDER_LIMIT if args.validate_max_orders is None else args.validate_max_orders
     rows = []
     for instructions, elements in args.validate_sizes:
         graph = chain_graph(instructions, elements)
@@ -103,7 +115,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                      "validate_seconds": round(seconds, 6), "concrete_seconds": round(concrete, 6),
                      "reference_seconds": round(reference, 6), "terms": v.terms, "used_z3": v.used_z3})
     graph = chains_graph()
-    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline, limit=args.validate_max_orders))
+    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline, limit=limit))
     every = {"nodes": len(graph.nodes), "pipeline": args.validate_all_pipeline, "orders": result.orders,
              "enumerated_all": result.enumerated_all, "programs": result.programs, "verdict": result.verdict.value,
              "seconds": round(seconds, 3)}

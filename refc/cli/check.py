@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from refc.cli.common import add_graph_argument, add_mutant_argument, load
-from refcompiler.verifier import violations
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.verifier import violations
+
     graph = load(args)
     found = violations(graph)
     for v in found:

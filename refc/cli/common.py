@@ -6,16 +6,22 @@ import argparse
 import contextlib
 import math
 import os
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.files import check_writable_dir, check_writable_file, locked_dir
-from refcompiler.graph import Graph
-from refcompiler.graph_json import load_graph
-from refcompiler.schedulers import SCHEDULERS
 
-__all__ = ["add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
-           "out_dir", "out_file", "locked_out", "cores", "worker_count"]
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
+    from refcompiler.proofs import Verdict
+
+__all__ = ["BUILT_IN_SCHEDULERS", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
+           "out_dir", "out_file", "locked_out", "cores", "worker_count", "verdict_exit"]
+
+
+# The names of ``refcompiler.schedulers.SCHEDULERS`` (tests/cli/test_startup.py keeps
+# them equal), spelt here because ``--help`` must not import the schedulers (networkx).
+BUILT_IN_SCHEDULERS = ("topo", "memory", "random")
 
 
 def file_path(text: str) -> str:
@@ -31,6 +37,8 @@ def add_graph_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace) -> Graph:
+    from refcompiler.graph_json import load_graph
+
     return load_graph(args.graph)
 
 
@@ -102,7 +110,7 @@ def add_compile_arguments(parser: argparse.ArgumentParser, *, from_case: bool = 
     ``refc compile``, ``refc run`` and ``refc validate``. With ``from_case``
     (compile, run) they default to what a corpus case records (``refc.cli.settings``),
     and ``--order``, ``--allow-plugin`` and ``--no-mutant`` are added."""
-    known = ", ".join(SCHEDULERS)
+    known = ", ".join(BUILT_IN_SCHEDULERS)
     recorded = "the case's, else " if from_case else ""
     parser.add_argument(
         "--scheduler",
@@ -167,3 +175,11 @@ def worker_count(asked: int | None, *, force: bool = False) -> int | None:
     if asked is not None and asked > cores() and not force:
         raise UsageError(f"--workers {asked}: only {cores()} cores are available (--force-workers to run more anyway)")
     return asked
+
+
+def verdict_exit(verdict: Verdict) -> int:
+    """The exit code of ``refc prove`` and ``refc validate`` for a verdict:
+    0 proved, 1 a counterexample, 3 inconclusive (never reported as proved)."""
+    from refcompiler.proofs import Verdict
+
+    return {Verdict.PROVED: 0, Verdict.COUNTEREXAMPLE: 1, Verdict.INCONCLUSIVE: 3}[verdict]

@@ -29,8 +29,7 @@ from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutan
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
-from refcompiler.ir_text import print_program
-from refcompiler.pictures import PictureFormat, arena_svg, program_dot
+from refcompiler.pictures.render import PictureFormat
 
 PICTURES = ("ir", "arena")
 
@@ -57,9 +56,15 @@ def run(args: argparse.Namespace) -> int:
     if args.picture == "arena":
         if form is not PictureFormat.SVG:
             raise UsageError("--picture arena is drawn as SVG: add --format svg")
+        from refcompiler.pictures import arena_svg
+
         emit(args, arena_svg(compiled.program))
     elif form is None:
+        from refcompiler.ir_text import print_program
+
         emit(args, print_program(compiled.program))
     else:
+        from refcompiler.pictures import program_dot
+
         emit_dot(args, program_dot(compiled.program))
     return 0

@@ -15,7 +15,6 @@ from pathlib import Path
 from refc.cli.common import add_graph_argument, file_path, load
 from refcompiler.errors import InternalError, UsageError
 from refcompiler.onnx_io import require_onnx
-from refcompiler.verifier import violations
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import onnx
 
     from refcompiler.onnx_io.exporter import export_graph, exit_names, write_model
+    from refcompiler.verifier import violations
 
     graph = load(args)
     found = violations(graph)

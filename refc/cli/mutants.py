@@ -21,8 +21,6 @@ import threading
 from typing import Any, Iterator
 
 from refc.cli.common import positive_seconds, whole_number
-from refc.cli.tables import table_lines
-from refcompiler.mutants import CATALOG, get
 
 # what a score is held to: the median time to kill, and every shrunk case's size
 GOAL_SECONDS = 3.0
@@ -40,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def catalog_rows() -> list[dict[str, str]]:
+    from refcompiler.mutants import CATALOG
+
     return [
         {"name": m.name, "component": m.component, "bug_class": m.bug_class, "description": m.description}
         for m in CATALOG.values()
@@ -47,6 +47,8 @@ def catalog_rows() -> list[dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refc.cli.tables import table_lines
+
     if args.score:
         return _score(args)
     rows = catalog_rows()
@@ -107,6 +109,8 @@ def _between_campaigns_too() -> Iterator[None]:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from refcompiler.mutants import CATALOG, get
+
     names = [get(n).name for n in args.only] if args.only else list(CATALOG)
     results = []
     from fuzz.campaign.score import ScoreInterrupted
@@ -147,6 +151,8 @@ def _status(row: dict[str, Any]) -> str:
 
 
 def _score_table(results: list[dict[str, Any]]) -> list[str]:
+    from refc.cli.tables import table_lines
+
     header = ("mutant", "killed", "seconds to kill (median)", "shrunk nodes (median, max)", "signature")
     rows = [
         (

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from refc.cli.common import file_path
 from refcompiler.errors import MalformedInput, UsageError
-from refcompiler.graph import Graph
-from refcompiler.graph_json import write_atomic
-from refcompiler.pictures import PictureFormat, case_dot, graph_dot, render
+from refcompiler.files import write_atomic
+from refcompiler.pictures.render import PictureFormat, render
+
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
 
 __all__ = ["TEXT", "add_picture_arguments", "picture_format", "emit", "emit_dot", "write_output", "case_schedule", "case_order", "case_notes", "drawing"]
 
@@ -102,6 +105,8 @@ def drawing(graph: Graph, path: str) -> str:
     """The DOT picture of a graph file: a corpus case with a ``"schedule"`` or a
     ``"scheduler_order"`` beside that order (``case_dot``), any other graph
     alone (``graph_dot``)."""
+    from refcompiler.pictures import case_dot, graph_dot
+
     found = case_order(graph, path)
     if found is None:
         return graph_dot(graph)

@@ -31,23 +31,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds
+from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds, verdict_exit
 from refc.cli.picture import add_picture_arguments, emit_dot, picture_format
-from refc.cli.tables import table_lines
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError, UsageError
-from refcompiler.graph import Graph
-from refcompiler.passes import resolve_pipeline
-from refcompiler.pictures import counterexample_dot, graph_dot
-from refcompiler.proofs import Proof, Verdict, prove
-from refcompiler.proofs.witness import Confirmation, confirm
-from refcompiler.verifier import violations
 
-__all__ = ["register", "run", "EXIT"]
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
+    from refcompiler.proofs import Proof
+    from refcompiler.proofs.witness import Confirmation
+
+__all__ = ["register", "run"]
 
 ENGINE_CHOICES = ("reach", "z3", "both")
-EXIT = {Verdict.PROVED: 0, Verdict.COUNTEREXAMPLE: 1, Verdict.INCONCLUSIVE: 3}
 INVALID = "invalid"
 
 
@@ -69,6 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.passes import resolve_pipeline
+    from refcompiler.proofs import prove
+    from refcompiler.verifier import violations
+
     # Resolved now, though only a counterexample uses it: an unknown pipeline is bad usage (2)
     resolve_pipeline(args.pipeline)
     if args.json and picture_format(args) is not None:
@@ -91,20 +92,24 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_doc(args, proof, confirmation)))
     else:
         print(_text(args, graph, proof, confirmation), end="")
-    return EXIT[proof.verdict]
+    return verdict_exit(proof.verdict)
 
 
 def _picture(args: argparse.Namespace, graph: Graph, proof: Proof | None) -> int:
     """Draw the counterexample (graph and both schedules), or the graph alone:
     with its violations when it is rejected (``proof`` is None, exit 1)."""
+    from refcompiler.pictures import counterexample_dot, graph_dot
+
     if proof is None or proof.counterexample is None:
         emit_dot(args, graph_dot(graph))
-        return 1 if proof is None else EXIT[proof.verdict]
+        return 1 if proof is None else verdict_exit(proof.verdict)
     emit_dot(args, counterexample_dot(graph, proof.counterexample, explanation=proof.detail))
-    return EXIT[proof.verdict]
+    return verdict_exit(proof.verdict)
 
 
 def _confirm(graph: Graph, proof: Proof, pipeline: str) -> Confirmation | None:
+    from refcompiler.proofs.witness import Confirmation, confirm
+
     if proof.counterexample is None:
         return None
     try:
@@ -150,6 +155,9 @@ def _doc(args: argparse.Namespace, proof: Proof, confirmation: Confirmation | No
 
 
 def _text(args: argparse.Namespace, graph: Graph, proof: Proof, confirmation: Confirmation | None) -> str:
+    from refcompiler.proofs import Verdict
+    from refcompiler.verifier import violations
+
     head = (
         f"{args.graph}: {proof.verdict.value} (engine {proof.engine}, "
         f"{_plural(proof.pairs_checked, 'conflicting pair')} decided, {proof.seconds:.3f} s)"
@@ -177,6 +185,8 @@ def _plural(n: int, what: str) -> str:
 
 def side_by_side(schedules: tuple[tuple[str, ...], ...], *, marked: set[str]) -> list[str]:
     """The schedules as columns, one step per row (numbered), ``marked`` nodes starred."""
+    from refc.cli.tables import table_lines
+
     cells = [[f"{n} *" if n in marked else n for n in s] for s in schedules]
     header = ["", *(f"schedule {k}" for k in range(1, len(cells) + 1))]
     rows = [(i, *step) for i, step in enumerate(zip(*cells, strict=True), 1)]

@@ -16,15 +16,16 @@ from __future__ import annotations
 import argparse
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from refc.cli.common import file_path
 from refc.cli.picture import drawing
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
-from refcompiler.graph_json import load_graph, read_json, write_atomic
-from refcompiler.pictures import PictureFormat, have_dot, render
-from refcompiler.pictures.render import INSTALL_HINT
-from refcompiler.pictures.report import FindingView, campaign_html
+from refcompiler.files import read_json, write_atomic
+from refcompiler.pictures.render import INSTALL_HINT, PictureFormat, have_dot, render
+
+if TYPE_CHECKING:
+    from refcompiler.pictures.report import FindingView
 
 __all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES"]
 
@@ -42,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.pictures.report import campaign_html
+
     out = Path(args.out_dir)
     summary = read_summary(out)
     entries = [e for e in summary.get("signatures") or [] if isinstance(e, dict)] if isinstance(summary.get("signatures"), list) else []
@@ -92,6 +95,9 @@ def _case_path(out: Path, entry: dict[str, Any]) -> Path | None:
 def finding_view(out: Path, entry: dict[str, Any], mutant: Any) -> FindingView:
     """What the page shows of one summary entry; a missing or malformed case
     gives a view that says so."""
+    from refcompiler.graph_json import load_graph
+    from refcompiler.pictures.report import FindingView
+
     facts = [
         (label, str(entry[key]))
         for key, label in (("nodes", "nodes after shrinking"), ("nodes_before_reduction", "nodes before reduction"),

@@ -27,21 +27,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from refc.cli import run_target
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, whole_number
 from refc.cli.settings import Settings, compile_from_args, load_with_settings, note_recorded
-from refcompiler.driver import run_compiled
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
-from refcompiler.graph import Graph
-from refcompiler.passes import resolve_pipeline
-from refcompiler.printer import values_text
-from refcompiler.reference import run_reference
-from refcompiler.schedulers import resolve_scheduler
-from refcompiler.values import Values, bind_inputs, load_npz, save_npz, write_npz
-from refcompiler.verifier import violations
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from refcompiler.graph import Graph
+    from refcompiler.values import Values
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.passes import resolve_pipeline
+    from refcompiler.printer import values_text
+    from refcompiler.schedulers import resolve_scheduler
+    from refcompiler.verifier import violations
+
     if args.out is not None and args.out != "-":
         out_file(args.out)
     graph, settings = load_with_settings(args)
@@ -110,6 +112,8 @@ def _runs(n: int) -> str:
 def _inputs(graph: Graph, path: str | None, settings: Settings) -> dict[str, np.ndarray] | None:
     """A case's input values, then the ``--inputs`` overrides, checked against
     the graph's storage (exit 2 naming file and key)."""
+    from refcompiler.values import bind_inputs, load_npz
+
     recorded = dict(settings.inputs)
     if path is None:
         return recorded or None
@@ -119,10 +123,13 @@ def _inputs(graph: Graph, path: str | None, settings: Settings) -> dict[str, np.
 
 
 def _reference(graph: Graph, inputs: dict[str, np.ndarray] | None, runs: int) -> Values:
+    from refcompiler.reference import run_reference
+
     return run_reference(graph, inputs, runs=runs)
 
 
 def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse.Namespace, settings: Settings) -> Values:
+    from refcompiler.driver import run_compiled
     from refcompiler.mutants import activate
 
     compiled = compile_from_args(graph, args, settings)
@@ -131,6 +138,8 @@ def _compiled(graph: Graph, inputs: dict[str, np.ndarray] | None, args: argparse
 
 
 def _write(path: str, values: Values) -> None:
+    from refcompiler.values import save_npz, write_npz
+
     if path == "-":
         sys.stdout.flush()
         write_npz(sys.stdout.buffer, values)

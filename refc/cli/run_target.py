@@ -12,19 +12,14 @@ A target runs in a child process, so its crash is a result, not refc's.
 from __future__ import annotations
 
 import argparse
-from typing import Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Mapping
 
 from refcompiler.errors import UsageError
-from refcompiler.graph import Graph
-from refcompiler.printer import checksum
-from refcompiler.targets import resolve_target
-from refcompiler.targets.base import written_storage
-from refcompiler.targets.isolate import run_target
-from refcompiler.targets.verdict import judge
-from refcompiler.values import bind_inputs
-from refcompiler.reference import run_reference
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from refcompiler.graph import Graph
 
 __all__ = ["add_arguments", "run"]
 
@@ -35,6 +30,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, graph: Graph, inputs: Mapping[str, np.ndarray] | None) -> int:
+    from refcompiler.printer import checksum
+    from refcompiler.reference import run_reference
+    from refcompiler.targets import resolve_target
+    from refcompiler.targets.base import written_storage
+    from refcompiler.targets.isolate import run_target
+    from refcompiler.targets.verdict import judge
+    from refcompiler.values import bind_inputs
+
     target = resolve_target(args.target)
     keys = [c.key for c in target.configurations()]
     if args.config is not None and args.config not in keys:

@@ -9,14 +9,13 @@ import sys
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from refcompiler.driver import Compiled, compile_graph
 from refcompiler.errors import InvariantViolation, MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import read_json
-from refcompiler.graph import Graph
-from refcompiler.graph_json import graph_from_doc
 
 if TYPE_CHECKING:
     from fuzz.case import Case
+    from refcompiler.driver import Compiled
+    from refcompiler.graph import Graph
 
 __all__ = ["Settings", "load_with_settings", "note_recorded", "compile_from_args"]
 
@@ -56,6 +55,7 @@ def load_with_settings(args: argparse.Namespace) -> tuple[Graph, Settings]:
     (``UsageError`` otherwise, exit 2). An ``--order`` that is not a
     permutation of the graph's nodes is a ``UsageError`` naming the nodes."""
     from fuzz.case import CASE_FIELDS, case_from_doc
+    from refcompiler.graph_json import graph_from_doc
 
     doc = read_json(args.graph)
     if isinstance(doc, dict) and any(k in doc for k in CASE_FIELDS):
@@ -128,6 +128,7 @@ def compile_from_args(graph: Graph, args: argparse.Namespace, settings: Settings
     """Compile ``graph`` with ``settings``, the case's mutant installed around it. An explicit
     ``--order`` that breaks a dependency is a ``UsageError`` (exit 2) naming
     the nodes and SCH-1."""
+    from refcompiler.driver import compile_graph
     from refcompiler.mutants import activate
 
     s = settings

@@ -15,7 +15,6 @@ import argparse
 
 from refc.cli.common import add_graph_argument, load
 from refc.cli.picture import add_picture_arguments, drawing, emit, emit_dot, picture_format
-from refcompiler.printer import graph_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.printer import graph_text
+
     graph = load(args)
     if picture_format(args) is None:
         emit(args, graph_text(graph))

@@ -19,19 +19,21 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, out_file, positive_seconds, whole_number
-from refcompiler.driver import compile_graph
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, out_file, positive_seconds, verdict_exit, whole_number
 from refcompiler.errors import InvariantViolation, UsageError
-from refcompiler.graph import Graph
-from refcompiler.graph_json import graph_to_doc, write_json_atomic
-from refcompiler.proofs import Verdict
-from refcompiler.symbolic import SCOPE, Validation, validate_compiled
-from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, AllSchedules, validate_all_schedules
-from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
 
-EXIT = {Verdict.PROVED: 0, Verdict.COUNTEREXAMPLE: 1, Verdict.INCONCLUSIVE: 3}
+if TYPE_CHECKING:
+    from refcompiler.graph import Graph
+    from refcompiler.symbolic import Validation
+    from refcompiler.symbolic.schedules import AllSchedules
+
+# The defaults of refcompiler.symbolic (DEFAULT_TIMEOUT, DEFAULT_ORDER_LIMIT,
+# DEFAULT_MAX_TERMS), which the options leave as None: ``run`` fills them in, so that
+# building the parser does not import the validator and Z3. Help shows them;
+# tests/cli/test_validate.py keeps the two equal.
+SHOWN_DEFAULTS = {"timeout": 10.0, "max_orders": 20_000, "max_terms": 5_000_000}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_compile_arguments(p)
     p.add_argument("--order", type=node_order, default=None, metavar="A,B,...", help="an explicit node order instead of the scheduler's")
     p.add_argument("--runs", type=int, choices=(1, 2), default=2, help="runs to compare, carrying state (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS", help="Z3 time limit (default 10)")
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS", help=f"Z3 time limit (default {SHOWN_DEFAULTS['timeout']:g})")
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
     p.add_argument(
-        "--max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help=f"with --all-schedules: at most N orders (default {DEFAULT_ORDER_LIMIT})"
+        "--max-orders", type=whole_number(1), default=None, metavar="N", help=f"with --all-schedules: at most N orders (default {SHOWN_DEFAULTS['max_orders']})"
     )
     p.add_argument(
-        "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms (default {DEFAULT_MAX_TERMS})"
+        "--max-terms", type=whole_number(1), default=None, metavar="N", help=f"at most N symbolic terms (default {SHOWN_DEFAULTS['max_terms']})"
     )
     p.add_argument("--out", type=file_path, default=None, metavar="FILE", help="write a counterexample as a corpus case")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -55,6 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.driver import compile_graph
+    from refcompiler.symbolic import validate_compiled
+    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
+    from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
+
+    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
+    max_terms = DEFAULT_MAX_TERMS if args.max_terms is None else args.max_terms
     if args.out is not None:
         out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
     graph = load(args)
@@ -63,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.all_schedules:
             result = validate_all_schedules(
-                graph, pipeline=args.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
+                graph, pipeline=args.pipeline, runs=args.runs, timeout=timeout, max_terms=max_terms,
+                limit=DEFAULT_ORDER_LIMIT if args.max_orders is None else args.max_orders,
             )
             return _report_all(args, graph, result)
         compiled = compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline, schedule=args.order)
@@ -71,16 +81,19 @@ def run(args: argparse.Namespace) -> int:
         if args.order is not None and e.invariant == "SCH-1":
             raise UsageError(f"{args.graph}: --order is not a legal order of the graph: {e}") from None
         raise in_file(args.graph, e) from None
-    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout, max_terms=args.max_terms)
+    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=timeout, max_terms=max_terms)
     _write_case(args, graph, validation)
     if args.json:
         print(json.dumps(_validation_doc(validation)))
     else:
         print(f"{args.graph}: {_describe(validation)}")
-    return EXIT[validation.verdict]
+    return verdict_exit(validation.verdict)
 
 
 def _report_all(args: argparse.Namespace, graph: Graph, result: AllSchedules) -> int:
+    from refcompiler.proofs import Verdict
+    from refcompiler.symbolic import SCOPE
+
     if result.failing is not None:
         _write_case(args, graph, result.failing)
     if args.json:
@@ -104,10 +117,12 @@ def _report_all(args: argparse.Namespace, graph: Graph, result: AllSchedules) ->
     else:
         print(f"{args.graph}: inconclusive: covered {result.orders} legal orders (the limit, --max-orders), not all; "
               f"those {result.programs} distinct programs are proved")
-    return EXIT[result.verdict]
+    return verdict_exit(result.verdict)
 
 
 def _describe(v: Validation) -> str:
+    from refcompiler.proofs import Verdict
+
     head = f"{v.verdict.value}: {v.detail}"
     if v.verdict is Verdict.PROVED:
         return f"{head} (schedule {','.join(v.schedule)})"
@@ -115,6 +130,8 @@ def _describe(v: Validation) -> str:
 
 
 def _validation_doc(v: Validation) -> dict[str, Any]:
+    from refcompiler.symbolic import SCOPE
+
     return {
         "verdict": v.verdict.value,
         "detail": v.detail,
@@ -131,6 +148,9 @@ def _validation_doc(v: Validation) -> dict[str, Any]:
 
 def _write_case(args: argparse.Namespace, graph: Graph, v: Validation) -> None:
     """The counterexample as a corpus case: the graph, its order, pipeline and inputs."""
+    from refcompiler.graph_json import graph_to_doc, write_json_atomic
+    from refcompiler.proofs import Verdict
+
     if args.out is None or v.verdict is not Verdict.COUNTEREXAMPLE or v.inputs is None:
         return
     doc = graph_to_doc(replace(graph, meta=()))

@@ -127,12 +127,12 @@ def test_an_unknown_mutant_is_exit_2(capsys):
 
 
 def test_a_bug_in_refc_is_exit_4_not_a_finding(capsys, monkeypatch):
-    import refc.cli.check as check
+    import refcompiler.verifier as verifier  # refc check imports violations when it runs
 
     def broken(graph):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(check, "violations", broken)
+    monkeypatch.setattr(verifier, "violations", broken)
     code, out, err = refc(capsys, "check", EXAMPLES[0], internal_error=True)
     assert code == 4
     assert "RuntimeError: boom" in err and err.rstrip().splitlines()[-1].startswith("refc check: internal error")

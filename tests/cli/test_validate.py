@@ -100,3 +100,11 @@ def test_the_number_of_terms_is_bounded(capsys: pytest.CaptureFixture[str]):
 def test_an_out_that_cannot_be_written_is_exit_2_before_any_work(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     code, out, err = refc(capsys, "validate", EXAMPLE, "--out", str(tmp_path))
     assert code == 2 and out == "" and f"cannot write {tmp_path}" in err
+
+
+def test_the_defaults_help_shows_are_the_validators():
+    from refc.cli.validate import SHOWN_DEFAULTS
+    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT
+    from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
+
+    assert SHOWN_DEFAULTS == {"timeout": DEFAULT_TIMEOUT, "max_orders": DEFAULT_ORDER_LIMIT, "max_terms": DEFAULT_MAX_TERMS}
