@@ -243,6 +243,8 @@ class Walk:
         written: set[str] = set()
         read: set[str] = set()
         freed, initialised, saved_by_copy = self.freed, self.initialised, self.saved_by_copy
+        in_kind, out_kind = OperandKind.IN, OperandKind.OUT  # locals: each is asked of every operand
+        owned, constant, placeholder = BufferKind.OWNED, BufferKind.CONSTANT, BufferKind.PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
         for position, operand in enumerate(instr.operands):
             name = operand.name
@@ -253,19 +255,19 @@ class Walk:
                 continue
             resolved.append((position, operand, root))
             kind = operand.kind
-            writes = kind is not OperandKind.IN
+            writes = kind is not in_kind
             if writes:
                 shared = shared or root in written or root in read
                 written.add(root)
             else:
                 shared = shared or root in written
                 read.add(root)
-            if kind is not OperandKind.OUT and root not in initialised and root in allocated:
+            if kind is not out_kind and root not in initialised and root in allocated:
                 unwritten = True
             if buffer is not None:
                 kind = buffer.kind
-                module = module or kind is BufferKind.OWNED or (writes and kind is BufferKind.CONSTANT)
-                if kind is BufferKind.PLACEHOLDER:
+                module = module or kind is owned or (writes and kind is constant)
+                if kind is placeholder:
                     placeholders.append((operand, root))
                     ir4 = ir4 or writes or root in saved_by_copy
         if module:  # after every name is resolved, as the reports come in that order
