@@ -39,11 +39,11 @@ class OperandKind(FastEnum):
 
     @property
     def reads(self) -> bool:
-        return self is not OperandKind.OUT
+        return self is not _OUT
 
     @property
     def writes(self) -> bool:
-        return self is not OperandKind.IN
+        return self is not _IN
 
 
 class BufferKind(FastEnum):
@@ -54,7 +54,7 @@ class BufferKind(FastEnum):
 
     @property
     def module_level(self) -> bool:
-        return self is not BufferKind.ACTIVATION
+        return self is not _ACTIVATION
 
 
 class Opcode(FastEnum):
@@ -81,6 +81,14 @@ class Buffer:
 class Operand:
     kind: OperandKind
     name: str  # a module buffer, an activation, or a view
+
+
+# Members as module globals, for the hot paths below: on Python 3.11 a member
+# read off its enum class (``OperandKind.IN``) goes through ``EnumType``'s
+# ``__getattr__`` hook and costs ~10 times a global's lookup.
+_IN, _OUT = OperandKind.IN, OperandKind.OUT
+_ACTIVATION = BufferKind.ACTIVATION
+_NAMING = (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW)  # the opcodes whose instruction names a value
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class Instr:
         all at once, not in turn; itself when nothing is renamed."""
         if not names:
             return self
-        renames_self = self.opcode in (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW) and self.name in names
+        renames_self = self.opcode in _NAMING and self.name in names
         if not renames_self and all(o.name not in names for o in self.operands):
             return self
         name = names[self.name] if renames_self else self.name

@@ -132,15 +132,16 @@ class Analysis:
 
     def _definitions(self) -> None:
         sources, types, allocs, deallocs = self.sources, self.types, self.allocs, self.deallocs
+        view_op, alloc, dealloc = Opcode.VIEW, Opcode.ALLOC, Opcode.DEALLOC  # locals: an enum class's attribute is slow (3.11)
         for i, instr in enumerate(self.instrs):
             opcode = instr.opcode
-            if opcode is Opcode.VIEW:
+            if opcode is view_op:
                 if instr.operands:
                     sources[instr.name] = instr.operands[0].name
-            elif opcode is Opcode.ALLOC:
+            elif opcode is alloc:
                 if instr.name not in allocs:
                     allocs[instr.name] = i
-            elif opcode is Opcode.DEALLOC:
+            elif opcode is dealloc:
                 if instr.name not in deallocs:
                     deallocs[instr.name] = i
                 continue

@@ -26,20 +26,28 @@ def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...
     return (OperandKind.OUT,) * n_out + (OperandKind.IN,) * n_in + (OperandKind.INOUT,) * n_state
 
 
-# The specs the walks under the last swap table asked for (``spec_of``, one
-# per op kind: a bounded table). ``spec_of`` is a function of the op kind and
-# the swap points installed (it is one): a walk under another swap table starts
-# afresh. The table is held here, so that its identity stays unique while kept.
-_SPECS: tuple[object, dict[OpKind, OpSpec]] = (None, {})
+# What the walks under the last swap table learnt from it: the specs they asked
+# for (``spec_of``, one per op kind: a bounded table) and the kernel
+# instructions whose operands were found to follow their op's signature (by
+# ``id``, each kept alive by its entry so that the id stays its own; cleared
+# when it grows past ``_SIGNATURES_KEPT``). Both are functions of the op kind,
+# the instruction (immutable) and the swap points installed (``spec_of`` is
+# one): a walk under another swap table starts afresh. The table is held here,
+# so that its identity stays unique while kept.
+_SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr]] = (None, {}, {})
+_SIGNATURES_KEPT = 4096
 
 
-def _specs_under(swaps: object) -> dict[OpKind, OpSpec]:
-    """The specs known under swap table ``swaps`` (``variants.active()``), to add to."""
+def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr]]:
+    """The specs and well-formed kernels known under swap table ``swaps``
+    (``variants.active()``), to add to."""
     global _SPECS
     known = _SPECS
     if known[0] is not swaps:
-        known = _SPECS = (swaps, {})
-    return known[1]
+        known = _SPECS = (swaps, {}, {})
+    elif len(known[2]) > _SIGNATURES_KEPT:
+        known[2].clear()
+    return known[1], known[2]
 
 
 @dataclass
@@ -63,7 +71,7 @@ class Walk:
         self.allowed_writers = self.program.placeholder_writers
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
-        self.specs = _specs_under(variants.active())
+        self.specs, self.well_formed = _specs_under(variants.active())
 
     @functools.cached_property
     def defined_at(self) -> dict[str, int]:
@@ -77,18 +85,37 @@ class Walk:
 
     def run(self) -> None:
         """Walk every instruction, in order, then ``finish``. The opcode is tested
-        by identity: cheaper than hashing the enum into a table of handlers."""
+        by identity: cheaper than hashing the enum into a table of handlers. An
+        ``alloc`` or ``dealloc`` that breaks nothing (the common case) is
+        recorded here, as its handler would; any other goes to the handler,
+        which reports what is wrong with it."""
         data, alloc, dealloc, view = self.data, self.alloc, self.dealloc, self.view
         kernel_op, copy_op, alloc_op, dealloc_op, view_op = Opcode.KERNEL, Opcode.COPY, Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW
+        buffers, allocated, freed, views, types = self.buffers, self.allocated, self.freed, self.views, self.types
         for index, instr in enumerate(self.program.instrs):
             self.index = index
             opcode = instr.opcode
             if opcode is kernel_op or opcode is copy_op:
                 data(instr)
             elif opcode is alloc_op:
-                alloc(instr)
+                name, operands = instr.name, instr.operands
+                if (
+                    (not operands or (len(operands) == 1 and operands[0].name == name))
+                    and name not in buffers
+                    and name not in allocated
+                    and name not in views
+                    and instr.type is not None
+                ):
+                    allocated[name] = index
+                    types[name] = instr.type
+                else:
+                    alloc(instr)
             elif opcode is dealloc_op:
-                dealloc(instr)
+                name, operands = instr.name, instr.operands
+                if (not operands or (len(operands) == 1 and operands[0].name == name)) and name in allocated and name not in freed:
+                    freed[name] = index
+                else:
+                    dealloc(instr)
             elif opcode is view_op:
                 view(instr)
             else:
@@ -202,14 +229,22 @@ class Walk:
         # The checks run in a fixed order (signature, names, IR-3 and IR-5 per
         # operand, IR-2, IR-4, IR-6); the last two look closer only where an
         # operand could break them (a placeholder; a shared buffer).
-        well_formed = self.signature_ok(instr)
+        if self.well_formed.get(id(instr)) is instr:  # a kernel found well-formed under these swaps
+            well_formed = True
+        else:
+            well_formed = self.signature_ok(instr)
+            if well_formed and instr.opcode is Opcode.KERNEL:  # a copy's verdict depends on the walk's types
+                self.well_formed[id(instr)] = instr
         buffers, views, allocated = self.buffers, self.views, self.allocated
         resolved: list[tuple[int, Operand, str]] = []  # (position, operand, origin)
         shared = module = False
         placeholders: list[tuple[Operand, str]] = []  # (operand, origin) on placeholders
+        ir4 = False  # a placeholder written, or read after its save copy: IR-4 has something to check
         written: set[str] = set()
         read: set[str] = set()
-        freed, initialised = self.freed, self.initialised
+        freed, initialised, saved_by_copy = self.freed, self.initialised, self.saved_by_copy
+        in_kind, out_kind = OperandKind.IN, OperandKind.OUT  # locals: each is asked of every operand
+        owned, constant, placeholder = BufferKind.OWNED, BufferKind.CONSTANT, BufferKind.PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
         for position, operand in enumerate(instr.operands):
             name = operand.name
@@ -220,27 +255,28 @@ class Walk:
                 continue
             resolved.append((position, operand, root))
             kind = operand.kind
-            writes = kind is not OperandKind.IN
+            writes = kind is not in_kind
             if writes:
                 shared = shared or root in written or root in read
                 written.add(root)
             else:
                 shared = shared or root in written
                 read.add(root)
-            if kind is not OperandKind.OUT and root not in initialised and root in allocated:
+            if kind is not out_kind and root not in initialised and root in allocated:
                 unwritten = True
             if buffer is not None:
                 kind = buffer.kind
-                module = module or kind is BufferKind.OWNED or (writes and kind is BufferKind.CONSTANT)
-                if kind is BufferKind.PLACEHOLDER:
+                module = module or kind is owned or (writes and kind is constant)
+                if kind is placeholder:
                     placeholders.append((operand, root))
+                    ir4 = ir4 or writes or root in saved_by_copy
         if module:  # after every name is resolved, as the reports come in that order
             for _, operand, root in resolved:
                 self.check_ir3(operand, root)
                 self.check_ir5(instr, operand, root)
         if unwritten:
             self.check_ir2(resolved)
-        if placeholders:
+        if ir4:  # else check_ir4 finds nothing to report and nothing to record
             check_ir4(self, instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
             check_ir6(self, instr, resolved)

@@ -52,11 +52,14 @@ def dead_store_elimination(program: Program) -> Program:
     return program.with_instrs([i for k, i in enumerate(program.instrs) if k not in removed])
 
 
+_IN = OperandKind.IN  # a global: an enum class's attribute is slow (3.11), and this is asked per operand
+
+
 def _dead(program: Program, facts: ir_analysis.Analysis, instr: Instr, read_later: set[str]) -> bool:
     """Whether the data instruction ``instr`` writes something and every write is dead."""
     writes = False
     for operand in instr.operands:
-        if operand.kind is OperandKind.IN:  # ``written_names``: its @out and @inout operands, in order
+        if operand.kind is _IN:  # ``written_names``: its @out and @inout operands, in order
             continue
         writes = True
         root = facts.origin(operand.name)

@@ -48,8 +48,9 @@ def eliminate_copies(program: Program) -> Program:
     renamed: dict[str, str] = {}  # eliminated copy's source -> its placeholder
     dropped: set[int] = set()
     saves = frozenset(program.saves)
+    copy, defining = Opcode.COPY, (Opcode.ALLOC, Opcode.DEALLOC)  # locals: an enum class's attribute is slow (3.11)
     for index, instr in enumerate(program.instrs):
-        if instr.opcode is not Opcode.COPY or any(o.name in renamed for o in instr.operands):
+        if instr.opcode is not copy or any(o.name in renamed for o in instr.operands):
             continue
         if _eliminable(program, facts, saves, index):
             renamed[instr.operands[1].name] = instr.operands[0].name
@@ -58,7 +59,7 @@ def eliminate_copies(program: Program) -> Program:
         return program
     out: list[Instr] = []
     for i, instr in enumerate(program.instrs):
-        if i in dropped or (instr.opcode in (Opcode.ALLOC, Opcode.DEALLOC) and instr.name in renamed):
+        if i in dropped or (instr.opcode in defining and instr.name in renamed):
             continue
         out.append(instr.renamed(renamed))
     return program.with_instrs(out)

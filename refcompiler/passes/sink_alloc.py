@@ -31,12 +31,13 @@ def sink_alloc(program: Program) -> Program:
     instrs = program.instrs
     end = len(instrs)
     before: dict[int, list[Instr]] = {}  # index (in ``program``) of a non-alloc -> the allocs to put before it
+    alloc = Opcode.ALLOC  # a local: an enum class's attribute is slow (3.11)
     for instr in instrs:
-        if instr.opcode is Opcode.ALLOC:
+        if instr.opcode is alloc:
             before.setdefault(_first_use(facts, instr.name, end), []).append(instr)
     out: list[Instr] = []
     for i, instr in enumerate(instrs):
-        if instr.opcode is Opcode.ALLOC:
+        if instr.opcode is alloc:
             continue
         out.extend(before.get(i, ()))
         out.append(instr)

@@ -526,3 +526,23 @@ def test_the_specs_a_walk_keeps_are_those_of_the_swap_points_installed() -> None
             assert relu_reports(p) == ["IR-1"]
             assert relu_reports(replace(p, name="other")) == ["IR-1"]  # a walk of its own, same table
         assert program_violations(replace(p, name="again")) == []
+
+
+def test_a_kernel_found_well_formed_is_not_asked_again_under_the_same_swap_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kernel's signature verdict is a function of the instruction and the
+    # specs: kept per instruction object, so another program holding the same
+    # kernels (a pass's result, another order) checks only its copies and its
+    # new kernels. A malformed kernel is reported in every walk.
+    from refcompiler.ir_verifier.walk import Walk
+
+    asked: list[str] = []
+    real = Walk.signature_ok
+    monkeypatch.setattr(Walk, "signature_ok", lambda self, instr: asked.append(instr.name) or real(self, instr))
+    p = clean()
+    assert program_violations(replace(p, name="first")) == []
+    first = list(asked)
+    asked.clear()
+    assert program_violations(replace(p, name="second")) == []
+    assert "r" in first and asked == ["save"]  # the copy's types are the walk's: asked each time
+    wrong = edit(p, 4, kernel("r", OpKind.RELU, ("%r",), ("v", "v")))  # relu takes one input
+    assert "IR-1" in ids(wrong) and "IR-1" in ids(replace(wrong, name="again"))
