@@ -99,7 +99,7 @@ def _storage_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str]) 
             note = "" if s.kind is StorageKind.CONSTANT else "\n(unchanged at exit)"
             dot.vertex(ids.entry(s.name), {**base, "label": f"{s.name}\n{kind}{note}"})
     dot.same_rank("min", [ids.entry(s.name) for s in graph.storage])
-    dot.same_rank("max", [ids.exit(s) for s in written])
+    dot.same_rank("max", [ids.exit(s.name) for s in graph.storage if s.name in written])  # storage order: the same text every run
 
 
 def _inplace_text(node: Node, k: int) -> str:
