@@ -59,7 +59,7 @@ class SymbolicMachine:
         poison = self.terms.poison_f
         self.arena = np.empty(program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
         self.arena.fill(poison)
-        layout = module_layout(program.buffers)
+        self.layout = layout = module_layout(program.buffers)
         self.words = np.empty(layout.size, dtype=np.int64)
         self.words.fill(poison)
         words = self.words  # one array per module buffer: disjoint slices of one allocation
@@ -79,6 +79,11 @@ class SymbolicMachine:
         for name, value in values.items():
             if name in self.module:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
+
+    def output_bytes(self) -> bytes:
+        """The words ``read_back`` reads, as they are (not cast), in its order
+        (``layout.outputs``), as the bytes of one ``int64`` array."""
+        return self.words[self.layout.output_words].tobytes()
 
     def read_back(self) -> dict[str, np.ndarray]:
         """The placeholders' and owned variables' terms (``read``), checked in

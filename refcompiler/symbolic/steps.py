@@ -126,13 +126,17 @@ class Layout(NamedTuple):
     """Module buffers laid out one after another in one array of ``size`` words:
     ``slices`` (name, first word, end) per buffer, ``outputs`` those ``read_back``
     reads (name, first word, end, type), ``sort_codes`` each word's sort code,
-    ``by_name`` each buffer by name (``Program.buffer_by_name``; shared: read-only)."""
+    ``by_name`` each buffer by name (``Program.buffer_by_name``; shared: read-only),
+    ``output_words`` the outputs' words in order (an index array; read-only) and
+    ``output_codes`` their sort codes."""
 
     size: int
     slices: tuple[tuple[str, int, int], ...]
     outputs: tuple[tuple[str, int, int, TensorType], ...]
     sort_codes: bytes
     by_name: Mapping[str, Buffer]
+    output_words: np.ndarray
+    output_codes: bytes
 
 
 def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
@@ -149,7 +153,10 @@ def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
             outputs.append((b.name, at, at + size, b.type))
         at += size
     codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * b.type.size for b in buffers)
-    layout = Layout(at, tuple(slices), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}))
+    index = np.array([w for _, lo, hi, _ in outputs for w in range(lo, hi)], dtype=np.int64)
+    index.flags.writeable = False
+    output_codes = np.frombuffer(codes, dtype=np.uint8)[index].tobytes()
+    layout = Layout(at, tuple(slices), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}), index, output_codes)
     if len(_LAYOUTS) >= _SPEC_MEMO_SIZE:
         _LAYOUTS.clear()
     _LAYOUTS[id(buffers)] = (buffers, layout)  # the tuple kept: its id is not reused while here
