@@ -30,13 +30,15 @@ def sort_of(dtype: Dtype) -> Sort:
 
 
 class Loc:
-    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
+    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any;
+    ``form`` is ``form(self)``, made once."""
 
-    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words")
+    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words", "form")
 
     def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
         self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
         self.words = memory[lo:hi]  # a view: made once
+        self.form = (type_.shape, type_.dtype is Dtype.INT32)
 
     def overlaps(self, other: "Loc") -> bool:
         return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
@@ -48,7 +50,7 @@ class Loc:
 def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
     """All a read's values depend on besides its words: its shape and whether it
     is read as int32 (``read``); cheaper to hash than the type (a tuple of its fields)."""
-    return loc.type.shape, loc.type.dtype is Dtype.INT32
+    return loc.form
 
 
 class Step:
