@@ -32,13 +32,12 @@ from typing import Mapping
 
 import numpy as np
 
-from specs import Dtype, TensorType
+from specs import TensorType
 
 from refcompiler.errors import UsageError
 from refcompiler.ir import Instr, Opcode, Operand, Program
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
 from refcompiler.symbolic.steps import Loc, Step, form, kernel_facts, module_layout, release, sort_of
-from refcompiler.symbolic.terms import Sort
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of"]

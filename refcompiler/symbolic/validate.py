@@ -33,8 +33,8 @@ from refcompiler.symbolic.confirm import concretise, confirm
 from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
 from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
 from refcompiler.symbolic.kernels import Context
-from refcompiler.symbolic.steps import Layout
 from refcompiler.symbolic.reference import symbolic_run_once
+from refcompiler.symbolic.steps import Layout
 from refcompiler.symbolic.terms import Sort, Terms
 from refcompiler.values import Values
 
