@@ -32,22 +32,17 @@ from typing import Mapping
 
 import numpy as np
 
-from specs import Dtype, TensorType
+from specs import TensorType
 
 from refcompiler.errors import UsageError
-from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir import Instr, Opcode, Operand, Program
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.steps import Loc, Step, form, release, spec_facts
-from refcompiler.symbolic.terms import SORT_CODE, Sort
+from refcompiler.symbolic.steps import Loc, Step, form, kernel_facts, module_layout, release, sort_of
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of"]
 
 WORD = 4
-
-
-def sort_of(dtype: Dtype) -> Sort:
-    return Sort.I if dtype is Dtype.INT32 else Sort.F
 
 
 class SymbolicMachine:
@@ -60,35 +55,34 @@ class SymbolicMachine:
         if program.peak_bytes % WORD or any(off % WORD for _, off in program.offsets):
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
-        self.arena = np.full(program.peak_bytes // WORD, self.terms.poison_f, dtype=np.int64)
-        words = np.full(sum(b.type.size for b in program.buffers), self.terms.poison_f, dtype=np.int64)
-        self.module, at = {}, 0  # one array per module buffer: disjoint slices of one allocation
-        for b in program.buffers:
-            self.module[b.name], at = words[at : at + b.type.size], at + b.type.size
+        poison = self.terms.poison_f
+        self.arena = np.empty(program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
+        self.arena.fill(poison)
+        self.layout = layout = module_layout(program.buffers)
+        self.words = np.empty(layout.size, dtype=np.int64)
+        self.words.fill(poison)
+        words = self.words  # one array per module buffer: disjoint slices of one allocation
+        self.module = {name: words[lo:hi] for name, lo, hi in layout.slices}
+        self.outputs, self.sort_codes, self.buffers = layout.outputs, layout.sort_codes, layout.by_name
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}
-        self.ids: dict[str, int] = {}
         for instr in program.instrs:
             if instr.opcode is Opcode.ALLOC and instr.type is not None:
                 self.alloc_types.setdefault(instr.name, instr.type)
-                self.ids.setdefault(instr.name, len(self.ids))
             elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.locs: dict[str, Loc] = {}  # ``resolve``'s, by operand name
         self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
-        kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)  # what ``read_back`` reads
-        self.words, at, self.outputs = words, 0, []
-        for b in program.buffers:
-            if b.kind in kept:
-                self.outputs.append((b.name, at, at + b.type.size, b.type))
-            at += b.type.size
-        sizes = [b.type.size for b in program.buffers]
-        self.sort_codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * size for b, size in zip(program.buffers, sizes, strict=True))  # per word
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         for name, value in values.items():
             if name in self.module:
                 self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
+
+    def output_bytes(self) -> bytes:
+        """The words ``read_back`` reads, as they are (not cast), in its order
+        (``layout.outputs``), as the bytes of one ``int64`` array."""
+        return self.words[self.layout.output_words].tobytes()
 
     def read_back(self) -> dict[str, np.ndarray]:
         """The placeholders' and owned variables' terms (``read``), checked in
@@ -116,18 +110,21 @@ class SymbolicMachine:
         once with an owner per word. The arena's words are not read back, so
         the poison after the last copy or kernel is not written."""
         swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
-        owner = [-1] * self.arena.size  # a list: small numpy operations cost more than these
+        owner: list = [-1] * self.arena.size  # the name of the alloc that owns each word (-1: none); a list: small numpy operations cost more
         steps: list[Step] = []
         pending: list[np.ndarray] = []  # poison to write before the next step
+        arena, offset_of, alloc_types = self.arena, self.program.offset_of, self.alloc_types
         for instr in self.program.instrs:
             opcode = instr.opcode
             if opcode is Opcode.ALLOC:
-                lo, hi = self.region(instr.name)
-                owner[lo:hi] = [self.ids[instr.name]] * (hi - lo)
-                pending.append(self.arena[lo:hi])
+                name = instr.name
+                lo = offset_of[name] // WORD  # ``region``, inlined
+                hi = lo + alloc_types[name].size
+                owner[lo:hi] = [name] * (hi - lo)
+                pending.append(arena[lo:hi])
             elif opcode is Opcode.DEALLOC:
                 lo, hi = self.region(instr.name)
-                pending.extend(self.arena[a:b] for a, b in release(owner, lo, hi, self.ids[instr.name]))
+                pending.extend([arena[a:b] for a, b in release(owner, lo, hi, instr.name)])
             elif opcode is Opcode.COPY:
                 dest, source = (self.resolve(o) for o in instr.operands)
                 key = self.terms.intern_key((swaps, Opcode.COPY, form(source)))
@@ -142,19 +139,16 @@ class SymbolicMachine:
     def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> Step:
         """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
         it is in a declared in-place pair with an input it aliases exactly."""
-        operands = instr.operands
-        kinds = [o.kind for o in operands]
-        n_out, n_in = kinds.count(OperandKind.OUT), kinds.count(OperandKind.IN)
-        attrs, attrs_repr, inplace = spec_facts(swaps, instr, n_out)
+        n_out, n_in, attrs, attrs_repr, inplace = kernel_facts(swaps, instr)
         known = self.locs
-        locs = [known.get(o.name) or self.resolve(o) for o in operands]
+        locs = [known.get(o.name) or self.resolve(o) for o in instr.operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
             if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
                 pending.append(out.words)
         targets, reads = outs + state, ins + state
-        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
-        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([form(r) for r in reads])))
+        aliased = [_overlaps_any(t, reads) for t in targets]
+        key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([r.form for r in reads])))
         return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
@@ -173,7 +167,7 @@ class SymbolicMachine:
             source, view_type = self.views[name]
             type_ = type_ or view_type
             name = source
-        buffer = self.program.buffer_by_name.get(name)
+        buffer = self.buffers.get(name)
         if buffer is not None:
             return Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
         lo, hi = self.region(name)
@@ -242,3 +236,12 @@ class SymbolicMachine:
 
 
 _bytes = np.ndarray.tobytes
+
+
+def _overlaps_any(t: Loc, reads: list[Loc]) -> bool:
+    """Whether ``t`` overlaps one of ``reads`` (``Loc.overlaps``, inlined: once per target of every step)."""
+    memory, lo, hi = t.memory, t.lo, t.hi
+    for r in reads:
+        if r.memory is memory and lo < r.hi and r.lo < hi:
+            return True
+    return False

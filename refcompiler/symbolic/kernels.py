@@ -145,12 +145,32 @@ def _quantization_profile(ctx: Context, inputs: Arrays, state: Arrays, attrs: Ma
     minmax, hist = state
     lo, hi, k = float(attrs["lo"]), float(attrs["hi"]), hist.shape[0]  # type: ignore[arg-type]
     n = x.size
-    low = t.app("minimum", (minmax[0], t.app(f"amin/{n}", x)))
-    high = t.app("max", (minmax[1], t.app(f"amax/{n}", x)))
-    bins = [t.app(f"bin/{lo!r}/{hi!r}/{k}", (e,), Sort.I) for e in x]
-    counts = [t.app("int_as_f32", (t.count(t.eq(b, t.iconst(j)) for b in bins),)) for j in range(k)]
+    key = (OpKind.QUANTIZATION_PROFILE, x.dtype.str, x.tobytes(), repr(lo), repr(hi), k)
+    part = _parts(t).get(key)
+    if part is None:  # the terms of ``x`` alone, made in the order they were always made
+        amin = t.app(f"amin/{n}", x)
+        low = t.app("minimum", (minmax[0], amin))
+        amax = t.app(f"amax/{n}", x)
+        high = t.app("max", (minmax[1], amax))
+        bins = [t.app(f"bin/{lo!r}/{hi!r}/{k}", (e,), Sort.I) for e in x]
+        counts = [t.app("int_as_f32", (t.count(t.eq(b, t.iconst(j)) for b in bins),)) for j in range(k)]
+        _parts(t)[key] = (amin, amax, counts)
+    else:  # found: made already in this table, so made again they would be found
+        amin, amax, counts = part
+        low = t.app("minimum", (minmax[0], amin))
+        high = t.app("max", (minmax[1], amax))
     new_hist = np.array([t.app("add", (hist[j], counts[j])) for j in range(k)], dtype=np.int64)
     return (), (np.array([low, high], dtype=np.int64), new_hist)
+
+
+def _parts(t: Terms) -> dict[tuple, tuple]:
+    """``t.part_memo``: a stateful kernel's terms that are a function of its
+    inputs and attributes alone, kept per term table. The machine computes
+    such a kernel again for each chunk of its in-place state, on the same
+    inputs: only the terms made from the state are asked for again."""
+    if len(t.part_memo) >= MEMO_SIZE:
+        t.part_memo.clear()
+    return t.part_memo
 
 
 def _is_row(t: Terms, known: dict[tuple[int, int], int], i: int, r: int) -> int:
@@ -179,20 +199,45 @@ def _embedding_update(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mappin
     t = ctx.terms
     ids, grad = inputs
     (table,) = state
+    n_rows, cols = table.shape
     flat_ids = [int(i) for i in ids.reshape(-1)]
-    grads = grad.reshape(len(flat_ids), table.shape[1]).tolist()
-    rows, known = table.tolist(), {}
-    for i in flat_ids:
-        ctx.guards.append(t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(table.shape[0] - 1))))
-    looked_up = np.array([_select_row(t, rows, table.shape[1], i, known) for i in flat_ids], dtype=np.int64).reshape(grad.shape)
+    grads = grad.reshape(len(flat_ids), cols).tolist()
+    rows = table.tolist()
+    key = (OpKind.EMBEDDING_UPDATE, ids.dtype.str, ids.tobytes(), n_rows)
+    part = _parts(t).get(key)
+    if part is None:  # the guards and each id-equals-row condition, made where first asked
+        guards = [t.and_(t.le(t.iconst(0), i), t.le(i, t.iconst(n_rows - 1))) for i in flat_ids]
+        ctx.guards.extend(guards)
+        known: dict[tuple[int, int], int] = {}
+        looked_up = [_select_row(t, rows, cols, i, known) for i in flat_ids]
+        _parts(t)[key] = (guards, known)
+    else:  # found: every term they are made of is in the table
+        guards, known = part
+        ctx.guards.extend(guards)
+        looked_up = _select_known_rows(t, rows, cols, flat_ids, known)
     new_table = table.copy()
-    for r in range(table.shape[0]):
-        for j in range(table.shape[1]):
-            acc = rows[r][j]
-            for p, i in enumerate(flat_ids):  # np.add.at adds in index order
-                acc = t.ite(_is_row(t, known, i, r), t.app("add", (acc, grads[p][j])), acc)
-            new_table[r, j] = acc
-    return (looked_up,), (new_table,)
+    if cols:  # then ``_select_row`` asked every condition: each is in ``known``
+        grad_columns = [[g[j] for g in grads] for j in range(cols)]
+        for r in range(n_rows):
+            conds = [known[(i, r)] for i in flat_ids]
+            for j in range(cols):  # np.add.at adds in index order
+                new_table[r, j] = t.add_where("add", rows[r][j], conds, grad_columns[j])
+    return (np.array(looked_up, dtype=np.int64).reshape(grad.shape),), (new_table,)
+
+
+def _select_known_rows(t: Terms, table: list[list[int]], cols: int, ids: list[int], known: dict[tuple[int, int], int]) -> list[np.ndarray]:
+    """``_select_row`` of each of ``ids``, every condition in ``known`` (found,
+    not made: so the ``ite``s are made in ``_select_row``'s order)."""
+    if not ids:
+        return []
+    missing = t.app("embedding_id_out_of_range", ())
+    order = range(len(table) - 1, -1, -1)
+    columns = [[table[r][j] for r in order] for j in range(cols)]
+    out = []
+    for i in ids:
+        conds = [known[(i, r)] for r in order] if cols else []
+        out.append(np.array([t.select(conds, column, missing) for column in columns], dtype=np.int64))
+    return out
 
 
 def _save(ctx: Context, inputs: Arrays, state: Arrays, attrs: Mapping[str, object]) -> Result:

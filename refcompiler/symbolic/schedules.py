@@ -22,7 +22,7 @@ from refcompiler.driver import Compiled, compile_graph
 from refcompiler.lowering import lower
 from refcompiler.passes import resolve_pipeline, run_pipeline
 from refcompiler.graph import Graph
-from refcompiler.ir import Opcode, Program
+from refcompiler.ir import Instr, Opcode, Program
 from refcompiler.ir_text import print_program
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
@@ -82,37 +82,88 @@ def canonical_key(program: Program) -> tuple:
     """A hashable key such that programs with one key have one
     ``canonical_text``, made without printing (a tenth of the cost): every field
     the text shows, in order, with each name the text would rename (a whole
-    ``%``-name) numbered by first appearance. Names that are not a whole
+    ``%``-name) left out of its place (``_SLOT``) and numbered by first
+    appearance in a sequence of its own. Names that are not a whole
     ``%``-name stay as they are, so the key never equates programs the text
     tells apart; ``tests/refcompiler/symbolic/test_schedules.py`` checks that
-    the two agree on compiled programs."""
-    names: dict[str, int] = {}
+    the two agree on compiled programs. An instruction's part is made once
+    per instruction object (``_instr_part``): the programs of a graph share most;
+    it and the buffers are ``_Hashed`` (the key is hashed for each set it is looked up in)."""
+    parts = [_instr_part(i) for i in program.instrs]
+    allocs = [i.name for i in program.instrs if i.opcode is Opcode.ALLOC]
+    renamed: list[str] = []  # the renamed names, in the text's order: the header's, then the body's
+    saves = tuple((_slot(v.node, renamed), _slot(v.target, renamed), None if v.producer is None else _slot(v.producer, renamed)) for v in program.saves)
+    in_allocs = set(allocs)
+    moved = tuple((_slot(n, renamed), off) for n, off in program.offsets if n not in in_allocs)
+    for _, names in parts:
+        renamed.extend(names)
+    header = (program.passes, program.peak_bytes, _hashed_buffers(program.buffers), saves, moved)
+    offsets, numbers = program.offset_of, {}
+    body = tuple([fields for fields, _ in parts])
+    return header, body, tuple([offsets.get(n) for n in allocs]), tuple([numbers.setdefault(n, len(numbers)) for n in renamed])
 
-    def r(name: str) -> object:
-        return names.setdefault(name, len(names)) if _renamed(name) else name
 
-    allocs = {i.name for i in program.instrs if i.opcode is Opcode.ALLOC}
-    offsets = program.offset_of
-    header = (
-        program.passes,
-        program.peak_bytes,
-        program.buffers,
-        tuple((r(v.node), r(v.target), None if v.producer is None else r(v.producer)) for v in program.saves),
-        tuple((r(n), off) for n, off in program.offsets if n not in allocs),
-    )
-    body = tuple(
-        (
-            i.opcode,
-            r(i.name),
-            i.type,
-            i.op,
-            tuple((o.kind, r(o.name)) for o in i.operands),
-            repr(i.attrs) if i.attrs else None,
-            offsets.get(i.name) if i.opcode is Opcode.ALLOC else None,
-        )
-        for i in program.instrs
-    )
-    return header, body
+_SLOT = -1  # where a renamed name stands in ``canonical_key`` (a name is a ``str``)
+
+
+def _slot(name: str, renamed: list[str]) -> object:
+    """``name`` itself, or ``_SLOT`` with ``name`` added to ``renamed`` when the text renames it."""
+    if _renamed(name):
+        renamed.append(name)
+        return _SLOT
+    return name
+
+
+def _instr_part(i: Instr) -> tuple[tuple, tuple[str, ...]]:
+    """An instruction's fields as ``canonical_key`` has them, and its renamed names
+    in order; kept per instruction object (the same in every program)."""
+    found = _PARTS.get(id(i))
+    if found is not None and found[0] is i:
+        return found[1]
+    names: list[str] = []
+    fields = _Hashed((
+        i.opcode,
+        _slot(i.name, names),
+        i.type,
+        i.op,
+        tuple((o.kind, _slot(o.name, names)) for o in i.operands),
+        repr(i.attrs) if i.attrs else None,
+    ))
+    if len(_PARTS) >= 8192:
+        _PARTS.clear()
+    _PARTS[id(i)] = (i, (fields, tuple(names)))  # the instruction kept: its id is not reused while here
+    return fields, tuple(names)
+
+
+_PARTS: dict[int, tuple] = {}
+
+
+def _hashed_buffers(buffers: tuple) -> "_Hashed":
+    """``buffers`` ``_Hashed``, kept per tuple object (one per graph's programs)."""
+    found = _BUFFERS.get(id(buffers))
+    if found is None or found.value is not buffers:
+        if len(_BUFFERS) >= 1024:
+            _BUFFERS.clear()
+        found = _BUFFERS[id(buffers)] = _Hashed(buffers)  # the tuple kept: its id is not reused while here
+    return found
+
+
+_BUFFERS: dict[int, "_Hashed"] = {}
+
+
+class _Hashed:
+    """``value`` with its hash computed once; equal to another exactly when the values are equal."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: object) -> None:
+        self.value, self.hash = value, hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (type(other) is _Hashed and self.hash == other.hash and self.value == other.value)
 
 
 def _compile_order(first: Compiled, scheduled: Graph, order: tuple[str, ...], passes: list) -> Compiled:

@@ -1,35 +1,44 @@
 """What ``refcompiler.symbolic.interpreter`` plans once per program: an
 operand's words (``Loc``), one copy's or kernel's ``Step`` (what it poisons,
 writes and reads, as views of the machine's memory), a kernel's facts from
-its op's spec (``spec_facts``, under the swap points installed), the words a
-dealloc still owns (``release``); an in-place result is committed in the
-concrete interpreter's chunks (``execution_steps.chunk_bounds``).
+its op's spec (``spec_facts``, under the swap points installed; with the
+operand counts, per instruction: ``kernel_facts``), the words a dealloc still
+owns (``release``), where each module buffer's words are (``module_layout``,
+per buffer table); an in-place result is committed in the concrete
+interpreter's chunks (``execution_steps.chunk_bounds``).
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 import numpy as np
 
 from specs import Dtype, TensorType
 
 from refcompiler.execution_steps import chunk_bounds
-from refcompiler.ir import Buffer, Instr
+from refcompiler.ir import Buffer, BufferKind, Instr, OperandKind
 from refcompiler.spec import spec_of
+from refcompiler.symbolic.terms import SORT_CODE, Sort
 
-__all__ = ["Loc", "Step", "form", "release", "spec_facts"]
+__all__ = ["Loc", "Step", "Layout", "form", "kernel_facts", "module_layout", "release", "sort_of", "spec_facts"]
+
+
+def sort_of(dtype: Dtype) -> Sort:
+    return Sort.I if dtype is Dtype.INT32 else Sort.F
 
 
 class Loc:
-    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any."""
+    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any;
+    ``form`` is ``form(self)``, made once."""
 
-    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words")
+    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words", "form")
 
     def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
         self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
         self.words = memory[lo:hi]  # a view: made once
+        self.form = (type_.shape, type_.dtype is Dtype.INT32)
 
     def overlaps(self, other: "Loc") -> bool:
         return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
@@ -41,7 +50,7 @@ class Loc:
 def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
     """All a read's values depend on besides its words: its shape and whether it
     is read as int32 (``read``); cheaper to hash than the type (a tuple of its fields)."""
-    return loc.type.shape, loc.type.dtype is Dtype.INT32
+    return loc.form
 
 
 class Step:
@@ -96,9 +105,72 @@ def spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
     return found
 
 
-def release(owner: list[int], lo: int, hi: int, me: int) -> list[tuple[int, int]]:
+def kernel_facts(swaps: tuple, instr: Instr) -> tuple:
+    """``(@out count, @in count, *spec_facts)`` of a kernel instruction. Kept per
+    instruction object (the programs of one graph share most of theirs) with
+    the swap points it was found under."""
+    found = _FACTS.get(id(instr))
+    if found is not None and found[0] is instr and found[1] == swaps:
+        return found[2]
+    kinds = [o.kind for o in instr.operands]
+    n_out = kinds.count(OperandKind.OUT)
+    facts = (n_out, kinds.count(OperandKind.IN), *spec_facts(swaps, instr, n_out))
+    if len(_FACTS) >= _SPEC_MEMO_SIZE:
+        _FACTS.clear()
+    _FACTS[id(instr)] = (instr, swaps, facts)  # the instruction kept: its id is not reused while here
+    return facts
+
+
+_FACTS: dict[int, tuple] = {}
+
+
+class Layout(NamedTuple):
+    """Module buffers laid out one after another in one array of ``size`` words:
+    ``slices`` (name, first word, end) per buffer, ``outputs`` those ``read_back``
+    reads (name, first word, end, type), ``sort_codes`` each word's sort code,
+    ``by_name`` each buffer by name (``Program.buffer_by_name``; shared: read-only),
+    ``output_words`` the outputs' words in order (an index array; read-only) and
+    ``output_codes`` their sort codes."""
+
+    size: int
+    slices: tuple[tuple[str, int, int], ...]
+    outputs: tuple[tuple[str, int, int, TensorType], ...]
+    sort_codes: bytes
+    by_name: Mapping[str, Buffer]
+    output_words: np.ndarray
+    output_codes: bytes
+
+
+def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
+    """The ``Layout`` of ``buffers``, kept per tuple object (one per graph's programs)."""
+    found = _LAYOUTS.get(id(buffers))
+    if found is not None and found[0] is buffers:
+        return found[1]
+    slices, outputs, at = [], [], 0
+    kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)
+    for b in buffers:
+        size = b.type.size
+        slices.append((b.name, at, at + size))
+        if b.kind in kept:
+            outputs.append((b.name, at, at + size, b.type))
+        at += size
+    codes = b"".join(bytes([SORT_CODE[sort_of(b.type.dtype)]]) * b.type.size for b in buffers)
+    index = np.array([w for _, lo, hi, _ in outputs for w in range(lo, hi)], dtype=np.int64)
+    index.flags.writeable = False
+    output_codes = np.frombuffer(codes, dtype=np.uint8)[index].tobytes()
+    layout = Layout(at, tuple(slices), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}), index, output_codes)
+    if len(_LAYOUTS) >= _SPEC_MEMO_SIZE:
+        _LAYOUTS.clear()
+    _LAYOUTS[id(buffers)] = (buffers, layout)  # the tuple kept: its id is not reused while here
+    return layout
+
+
+_LAYOUTS: dict[int, tuple] = {}
+
+
+def release(owner: list, lo: int, hi: int, me: object) -> list[tuple[int, int]]:
     """The runs ``(a, b)`` of ``owner[lo:hi]`` that ``me`` owns, in order, each
-    then owned by none (-1): what a dealloc of ``me`` poisons."""
+    then owned by none (-1; no owner is -1): what a dealloc of ``me`` poisons."""
     words = owner[lo:hi]
     mine = words.count(me)
     if mine == len(words):  # the common case: the whole region

@@ -22,7 +22,7 @@ integer that the validator bounds to int32), ``B`` (a condition). Nodes:
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -56,6 +56,7 @@ class Terms:
         self.index: dict[tuple, int] = {}
         self.kernel_memo: dict[tuple, tuple] = {}  # see ``kernels.run_symbolic_kernel``
         self.step_memo: dict[tuple, tuple] = {}  # see ``interpreter.SymbolicMachine.compute``
+        self.part_memo: dict[tuple, tuple] = {}  # see ``kernels``: a stateful kernel's terms made from its inputs alone
         self.step_keys: dict[tuple, int] = {}
         self.true = self._make(("bconst", True), Sort.B)
         self.false = self._make(("bconst", False), Sort.B)
@@ -197,6 +198,39 @@ class Terms:
         """How many of ``conds`` hold, as an int term."""
         one, zero = self.iconst(1), self.iconst(0)
         return self.isum(self.ite(c, one, zero) for c in conds)
+
+    def select(self, conds: Sequence[int], values: Sequence[int], default: int) -> int:
+        """``default``, then ``ite(c, v, that)`` for each ``c, v`` in turn: the
+        last pair is the outermost ``ite``. Each ``ite`` is made (or found) in
+        that order, as the calls one by one would make them."""
+        index, new, sorts, true, false = self.index, self._new, self.sorts, self.true, self.false
+        out = default
+        for c, a in zip(conds, values, strict=True):  # ``ite`` and ``_make``, inlined: the hot loop of ``embedding_update``
+            if a == out or c == true:
+                out = a
+            elif c != false:
+                node = ("ite", c, a, out)
+                found = index.get(node)
+                out = found if found is not None else new(node, sorts[a])
+        return out
+
+    def add_where(self, f: str, acc: int, conds: Sequence[int], addends: Sequence[int]) -> int:
+        """``acc``, then ``ite(c, app(f, (that, g)), that)`` for each ``c, g`` in
+        turn (``np.add.at``'s order). Each application is made even where ``c``
+        is false, before its ``ite``, as the calls one by one would make them."""
+        index, new, sorts, true, false = self.index, self._new, self.sorts, self.true, self.false
+        for c, g in zip(conds, addends, strict=True):
+            node = ("app", f, (acc, g))
+            applied = index.get(node)
+            if applied is None:
+                applied = new(node, Sort.F)
+            if applied == acc or c == true:
+                acc = applied
+            elif c != false:
+                node = ("ite", c, applied, acc)
+                found = index.get(node)
+                acc = found if found is not None else new(node, sorts[applied])
+        return acc
 
     # -- tensors -------------------------------------------------------------------
 

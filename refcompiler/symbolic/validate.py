@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
 from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
 from refcompiler.symbolic.kernels import Context
 from refcompiler.symbolic.reference import symbolic_run_once
+from refcompiler.symbolic.steps import Layout
 from refcompiler.symbolic.terms import Sort, Terms
 from refcompiler.values import Values
 
@@ -88,6 +89,30 @@ class SymbolicReference:
     float_constants: dict[int, float]
     runs: list[dict[str, np.ndarray]]
     guards: set[int]
+    _expected: dict[int, tuple] = field(default_factory=dict, repr=False, compare=False)
+
+    def expected_words(self, layout: Layout) -> tuple[bytes, ...] | None:
+        """Per run, the bytes ``SymbolicMachine.output_bytes`` has when the
+        program's values are the reference's, each word of its buffer's sort (so
+        ``read_back`` casts nothing and gives them); ``None`` when no bytes tell
+        that (a name in one and not the other, a size or sort that differs).
+        Kept per layout (one per graph's programs)."""
+        found = self._expected.get(id(layout))
+        if found is None or found[0] is not layout:
+            found = self._expected[id(layout)] = (layout, self._expected_words(layout))  # the layout kept: its id is not reused
+        return found[1]
+
+    def _expected_words(self, layout: Layout) -> tuple[bytes, ...] | None:
+        names = [name for name, *_ in layout.outputs]
+        out = []
+        for run in self.runs:
+            if set(run) != set(names) or any(np.size(run[name]) != hi - lo for name, lo, hi, _ in layout.outputs):
+                return None
+            words = np.concatenate([np.asarray(run[name], dtype=np.int64).reshape(-1) for name in names]) if names else np.zeros(0, dtype=np.int64)
+            if self.terms.sort_codes(words).tobytes() != layout.output_codes:
+                return None
+            out.append(words.tobytes())
+        return tuple(out)
 
 
 def symbolic_reference(graph: Graph, *, runs: int = 2, max_terms: int = DEFAULT_MAX_TERMS) -> SymbolicReference:
@@ -121,8 +146,7 @@ def validate_compiled(
     if ref.graph is not graph or len(ref.runs) != runs:
         raise ValueError("the symbolic reference is of another graph or number of runs")
     terms, prog_ctx = ref.terms, Context(ref.terms)
-    prog_values = _program_runs(prog_ctx, compiled, ref.symbols, ref.constants, runs)
-    diffs = _differences(ref.runs, prog_values)
+    diffs = _program_differences(prog_ctx, compiled, ref)
     extra_guards = sorted({g for g in prog_ctx.guards if g not in ref.guards and g != terms.true})
     base = dict(runs=runs, schedule=compiled.schedule, differences=tuple(d[0] for d in diffs), terms=len(terms.nodes))
     if not diffs and not extra_guards:
@@ -203,28 +227,29 @@ def _constants(terms: Terms, graph: Graph) -> tuple[dict[str, np.ndarray], dict[
     return out, floats
 
 
-def _program_runs(
-    ctx: Context, compiled: Compiled, symbols: dict[str, np.ndarray], constants: dict[str, np.ndarray], runs: int
-) -> list[dict[str, np.ndarray]]:
+def _program_differences(ctx: Context, compiled: Compiled, ref: SymbolicReference) -> list[tuple[str, int, int]]:
+    """Run the program ``len(ref.runs)`` times from the reference's symbols and
+    constants; ``_differences`` from the reference after each run. A run whose
+    words are the reference's (``expected_words``: one bytes comparison) has none."""
     machine = SymbolicMachine(compiled.program, ctx)
-    machine.load(constants)
-    machine.load(symbols)
-    values, out = dict(symbols), []
-    for _ in range(runs):
+    machine.load(ref.constants)
+    machine.load(ref.symbols)
+    expected, out = ref.expected_words(machine.layout), []
+    for r, want in enumerate(ref.runs, start=1):
         machine.run()
-        values = {**values, **machine.read_back()}
-        out.append(values)
+        if expected is not None and machine.output_bytes() == expected[r - 1]:
+            continue
+        out.extend(_differences(r, want, {**ref.symbols, **machine.read_back()}))
     return out
 
 
-def _differences(ref_runs: list[dict[str, np.ndarray]], prog_runs: list[dict[str, np.ndarray]]) -> list[tuple[str, int, int]]:
-    """``(where, program term, reference term)`` for each element not equal by construction."""
+def _differences(r: int, ref: dict[str, np.ndarray], prog: dict[str, np.ndarray]) -> list[tuple[str, int, int]]:
+    """``(where, program term, reference term)`` for each element of run ``r`` not equal by construction."""
     out = []
-    for r, (ref, prog) in enumerate(zip(ref_runs, prog_runs, strict=True), start=1):
-        for name, want in ref.items():
-            have, want = prog[name].reshape(-1), want.reshape(-1)
-            if have.dtype == want.dtype and have.tobytes() == want.tobytes():  # equal ids, equal terms
-                continue
-            for i in np.flatnonzero(have != want):
-                out.append((f"run {r}: {name}[{i}]", int(have[i]), int(want[i])))
+    for name, want in ref.items():
+        have, want = prog[name].reshape(-1), want.reshape(-1)
+        if have.dtype == want.dtype and have.tobytes() == want.tobytes():  # equal ids, equal terms
+            continue
+        for i in np.flatnonzero(have != want):
+            out.append((f"run {r}: {name}[{i}]", int(have[i]), int(want[i])))
     return out

@@ -152,3 +152,31 @@ def test_embedding_update_makes_its_terms_in_the_order_they_are_first_asked_for(
             _embedding_update_term_by_term(t, ids, grad, table)
         tables.append((t.nodes, t.sorts))
     assert tables[0] == tables[1] and len(tables[0][0]) > 80
+
+
+@pytest.mark.parametrize("op", [OpKind.QUANTIZATION_PROFILE, OpKind.EMBEDDING_UPDATE])
+def test_the_terms_kept_from_the_inputs_change_no_term_and_no_order(op):
+    """The machine computes these kernels again for each chunk of their in-place
+    state, on the same inputs: the terms they keep from the inputs
+    (``Terms.part_memo``) give the terms and guards a table that keeps nothing
+    makes, in the same order."""
+    tables = []
+    for keep in (True, False):
+        t = Terms()
+        ctx = Context(t)
+        if op is OpKind.QUANTIZATION_PROFILE:
+            ins, attrs = [_symbols(t, (5,), "x")], {"lo": -1.0, "hi": 1.0}
+            states = [[_symbols(t, (2,), f"m{k}"), _symbols(t, (3,), f"h{k}")] for k in range(3)]
+        else:
+            ids = _symbols(t, (3,), "i", Sort.I)
+            ids[1] = t.iconst(1)
+            ins, attrs = [ids, _symbols(t, (3, 2), "g")], {}
+            states = [[_symbols(t, (2, 2), f"t{k}")] for k in range(3)]
+        states[1][0][0] = states[0][0][0]  # part of the state as before
+        for state in states:
+            if not keep:
+                t.part_memo.clear()
+            t.kernel_memo.clear()  # every call computed
+            SYMBOLIC_KERNELS[op](ctx, ins, state, attrs)
+        tables.append((t.nodes, t.sorts, ctx.guards))
+    assert tables[0] == tables[1] and len(tables[0][0]) > 40
