@@ -10,8 +10,9 @@ replay`` is the function unless ``fuzz.replay`` was imported first.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from refcompiler.lazy import exports as _exports, names as _names
 
 if TYPE_CHECKING:
     from fuzz.campaign import CampaignConfig, Kill, Summary, run_campaign, score_mutant, write_outputs
@@ -31,33 +32,14 @@ __all__ = [
     "Case", "Expect", "ExpectKind", "PASS", "reject", "load_case", "write_case", "case_files", "replay",
 ]
 
-# public name -> the module that defines it
-_LAZY: dict[str, str] = {
-    name: module
-    for module, names in (
-        ("fuzz.campaign", ("CampaignConfig", "Kill", "Summary", "run_campaign", "score_mutant", "write_outputs")),
-        ("fuzz.case", ("PASS", "Case", "Expect", "ExpectKind", "reject")),
-        ("fuzz.corpus", ("case_files", "load_case", "replay", "write_case")),
-        ("fuzz.oracle", ("CHAIN", "CaseReport", "Finding", "Location", "OracleStage", "Signature", "Stage", "check", "check_case")),
-        ("fuzz.schedules", ("ScheduleChoice", "ScheduleSource", "case_schedules", "schedules")),
-        ("fuzz.shrink", ("reduce_graph",)),
-        ("fuzz.strategies", ("REJECTABLE", "Feature", "graphs", "invalid_graphs")),
-    )
-    for name in names
-}
-
-
-def __getattr__(name: str) -> Any:
-    # an unknown name is an AttributeError, so that ``from fuzz import case``
-    # goes on to import the submodule
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'fuzz' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# public name -> (module, attribute)
+_LAZY = _names(
+    ("fuzz.campaign", ("CampaignConfig", "Kill", "Summary", "run_campaign", "score_mutant", "write_outputs")),
+    ("fuzz.case", ("PASS", "Case", "Expect", "ExpectKind", "reject")),
+    ("fuzz.corpus", ("case_files", "load_case", "replay", "write_case")),
+    ("fuzz.oracle", ("CHAIN", "CaseReport", "Finding", "Location", "OracleStage", "Signature", "Stage", "check", "check_case")),
+    ("fuzz.schedules", ("ScheduleChoice", "ScheduleSource", "case_schedules", "schedules")),
+    ("fuzz.shrink", ("reduce_graph",)),
+    ("fuzz.strategies", ("REJECTABLE", "Feature", "graphs", "invalid_graphs")),
+)
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

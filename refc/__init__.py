@@ -20,8 +20,7 @@ line does not pay for Hypothesis or Z3 it does not need.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from refcompiler.lazy import exports as _exports
 
 __all__ = [
     "Graph",
@@ -59,16 +58,4 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attribute = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'refc' has no attribute {name!r}") from None
-    loaded = importlib.import_module(module)
-    value = loaded if attribute is None else getattr(loaded, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

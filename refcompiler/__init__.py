@@ -8,8 +8,9 @@ and the reference interpreter import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from refcompiler.lazy import exports as _exports, names as _names
 
 if TYPE_CHECKING:
     from refcompiler.errors import (
@@ -33,31 +34,12 @@ __all__ = [
     "infer_types", "verify", "violations",
 ]
 
-# public name -> the module that defines it
-_LAZY: dict[str, str] = {
-    name: module
-    for module, names in (
-        ("refcompiler.errors", ("ExecutionError", "InternalError", "InvariantViolation", "MalformedInput", "RefCompilerError", "UsageError")),
-        ("refcompiler.graph", ("Graph", "Init", "Node", "Ref", "Storage", "StorageKind")),
-        ("refcompiler.graph_json", ("graph_from_doc", "graph_to_doc", "load_graph")),
-        ("refcompiler.reference", ("run_reference",)),
-        ("refcompiler.verifier", ("infer_types", "verify", "violations")),
-    )
-    for name in names
-}
-
-
-def __getattr__(name: str) -> Any:
-    # an unknown name is an AttributeError, so that ``from refcompiler import
-    # limits`` goes on to import the submodule
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'refcompiler' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# public name -> (module, attribute)
+_LAZY = _names(
+    ("refcompiler.errors", ("ExecutionError", "InternalError", "InvariantViolation", "MalformedInput", "RefCompilerError", "UsageError")),
+    ("refcompiler.graph", ("Graph", "Init", "Node", "Ref", "Storage", "StorageKind")),
+    ("refcompiler.graph_json", ("graph_from_doc", "graph_to_doc", "load_graph")),
+    ("refcompiler.reference", ("run_reference",)),
+    ("refcompiler.verifier", ("infer_types", "verify", "violations")),
+)
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAZY = ("refc", "refcompiler", "refcompiler.pictures", "fuzz")
+LAZY = ("refc", "refcompiler", "refcompiler.pictures", "refcompiler.symbolic", "fuzz")
 HEAVY = ("numpy", "networkx", "z3", "rich", "hypothesis", "jsonschema")
 
 

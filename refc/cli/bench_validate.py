@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from refc.cli.common import whole_number
+from refcompiler.symbolic.defaults import DEFAULT_ORDER_LIMIT
 
 if TYPE_CHECKING:
     from refcompiler.graph import Graph
@@ -77,8 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("validate section")
     g.add_argument("--validate-sizes", type=_sizes, default=SIZES, metavar="IxE,...", help="instructions x elements per row (default 200x8,1000x64)")
     g.add_argument("--validate-all-pipeline", default="O2", metavar="P", help="pipeline of the all-schedules row (default O2)")
-    # default None: DEFAULT_ORDER_LIMIT, filled in by ``measure`` (the parser does not import the validator)
-    g.add_argument("--validate-max-orders", type=whole_number(1), default=None, metavar="N", help="orders the all-schedules row may cover")
+    g.add_argument("--validate-max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help="orders the all-schedules row may cover")
 
 
 def _sizes(text: str) -> tuple[tuple[int, int], ...]:
@@ -101,9 +101,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from refcompiler.driver import compile_graph, run_compiled
     from refcompiler.reference import run_reference
     from refcompiler.symbolic import validate_compiled
-    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
+    from refcompiler.symbolic.schedules import validate_all_schedules
 
-    limit = DEFAULT_ORDER_LIMIT if args.validate_max_orders is None else args.validate_max_orders
     rows = []
     for instructions, elements in args.validate_sizes:
         graph = chain_graph(instructions, elements)
@@ -115,7 +114,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                      "validate_seconds": round(seconds, 6), "concrete_seconds": round(concrete, 6),
                      "reference_seconds": round(reference, 6), "terms": v.terms, "used_z3": v.used_z3})
     graph = chains_graph()
-    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline, limit=limit))
+    seconds, result = _timed(lambda: validate_all_schedules(graph, pipeline=args.validate_all_pipeline, limit=args.validate_max_orders))
     every = {"nodes": len(graph.nodes), "pipeline": args.validate_all_pipeline, "orders": result.orders,
              "enumerated_all": result.enumerated_all, "programs": result.programs, "verdict": result.verdict.value,
              "seconds": round(seconds, 3)}

@@ -23,17 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, out_file, positive_seconds, verdict_exit, whole_number
 from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from refcompiler.graph import Graph
     from refcompiler.symbolic import Validation
     from refcompiler.symbolic.schedules import AllSchedules
-
-# The defaults of refcompiler.symbolic (DEFAULT_TIMEOUT, DEFAULT_ORDER_LIMIT,
-# DEFAULT_MAX_TERMS), which the options leave as None: ``run`` fills them in, so that
-# building the parser does not import the validator and Z3. Help shows them;
-# tests/cli/test_validate.py keeps the two equal.
-SHOWN_DEFAULTS = {"timeout": 10.0, "max_orders": 20_000, "max_terms": 5_000_000}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,13 +37,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_compile_arguments(p)
     p.add_argument("--order", type=node_order, default=None, metavar="A,B,...", help="an explicit node order instead of the scheduler's")
     p.add_argument("--runs", type=int, choices=(1, 2), default=2, help="runs to compare, carrying state (default 2)")
-    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS", help=f"Z3 time limit (default {SHOWN_DEFAULTS['timeout']:g})")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS", help=f"Z3 time limit (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
     p.add_argument(
-        "--max-orders", type=whole_number(1), default=None, metavar="N", help=f"with --all-schedules: at most N orders (default {SHOWN_DEFAULTS['max_orders']})"
+        "--max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help=f"with --all-schedules: at most N orders (default {DEFAULT_ORDER_LIMIT})"
     )
     p.add_argument(
-        "--max-terms", type=whole_number(1), default=None, metavar="N", help=f"at most N symbolic terms (default {SHOWN_DEFAULTS['max_terms']})"
+        "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms (default {DEFAULT_MAX_TERMS})"
     )
     p.add_argument("--out", type=file_path, default=None, metavar="FILE", help="write a counterexample as a corpus case")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -59,11 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from refcompiler.driver import compile_graph
     from refcompiler.symbolic import validate_compiled
-    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT, validate_all_schedules
-    from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
+    from refcompiler.symbolic.schedules import validate_all_schedules
 
-    timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    max_terms = DEFAULT_MAX_TERMS if args.max_terms is None else args.max_terms
     if args.out is not None:
         out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
     graph = load(args)
@@ -72,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.all_schedules:
             result = validate_all_schedules(
-                graph, pipeline=args.pipeline, runs=args.runs, timeout=timeout, max_terms=max_terms,
-                limit=DEFAULT_ORDER_LIMIT if args.max_orders is None else args.max_orders,
+                graph, pipeline=args.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
             )
             return _report_all(args, graph, result)
         compiled = compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline, schedule=args.order)
@@ -81,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         if args.order is not None and e.invariant == "SCH-1":
             raise UsageError(f"{args.graph}: --order is not a legal order of the graph: {e}") from None
         raise in_file(args.graph, e) from None
-    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=timeout, max_terms=max_terms)
+    validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout, max_terms=args.max_terms)
     _write_case(args, graph, validation)
     if args.json:
         print(json.dumps(_validation_doc(validation)))

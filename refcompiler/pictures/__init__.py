@@ -12,8 +12,9 @@ The names load on first use (PEP 562), so that ``--format``'s choices
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from refcompiler.lazy import exports as _exports, names as _names
 
 if TYPE_CHECKING:
     from refcompiler.pictures.graph import graph_dot
@@ -24,31 +25,12 @@ if TYPE_CHECKING:
 
 __all__ = ["graph_dot", "program_dot", "case_dot", "counterexample_dot", "arena_svg", "PictureFormat", "render", "have_dot"]
 
-# public name -> the module that defines it
-_LAZY: dict[str, str] = {
-    name: module
-    for module, names in (
-        ("refcompiler.pictures.graph", ("graph_dot",)),
-        ("refcompiler.pictures.program", ("program_dot",)),
-        ("refcompiler.pictures.render", ("PictureFormat", "have_dot", "render")),
-        ("refcompiler.pictures.schedules", ("case_dot", "counterexample_dot")),
-        ("refcompiler.pictures.timeline", ("arena_svg",)),
-    )
-    for name in names
-}
-
-
-def __getattr__(name: str) -> Any:
-    # an unknown name is an AttributeError, so that ``from refcompiler.pictures
-    # import svg`` goes on to import the submodule
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'refcompiler.pictures' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# public name -> (module, attribute)
+_LAZY = _names(
+    ("refcompiler.pictures.graph", ("graph_dot",)),
+    ("refcompiler.pictures.program", ("program_dot",)),
+    ("refcompiler.pictures.render", ("PictureFormat", "have_dot", "render")),
+    ("refcompiler.pictures.schedules", ("case_dot", "counterexample_dot")),
+    ("refcompiler.pictures.timeline", ("arena_svg",)),
+)
+__getattr__, __dir__ = _exports(__name__, _LAZY, globals())

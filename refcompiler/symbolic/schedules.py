@@ -26,11 +26,10 @@ from refcompiler.ir import Instr, Opcode, Program
 from refcompiler.ir_text import print_program
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
-from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT, Validation, scheduled_graph, symbolic_reference, validate_compiled
+from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
+from refcompiler.symbolic.validate import Validation, scheduled_graph, symbolic_reference, validate_compiled
 
 __all__ = ["AllSchedules", "validate_all_schedules", "canonical_text", "canonical_key", "DEFAULT_ORDER_LIMIT"]
-
-DEFAULT_ORDER_LIMIT = 20_000
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from refcompiler.driver import Compiled, run_compiled
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.proofs import Verdict, smt
 from refcompiler.symbolic.confirm import concretise, confirm
+from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
 from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
 from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
 from refcompiler.symbolic.kernels import Context
@@ -41,8 +42,6 @@ from refcompiler.values import Values
 __all__ = ["SCOPE", "Validation", "SymbolicReference", "symbolic_reference", "validate_compiled", "small_enough", "DEFAULT_TIMEOUT", "MAX_NODES", "MAX_ELEMENTS"]
 
 SCOPE = "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions"
-DEFAULT_TIMEOUT = 10.0
-DEFAULT_MAX_TERMS = 5_000_000  # the memory a graph file can make a validation use is bounded (DESIGN §12)
 CONCRETISATIONS = 3  # seeds tried on a model before calling a difference unconfirmed
 MAX_NODES = 40  # small_enough: what a campaign validates by default
 MAX_ELEMENTS = 1024

@@ -102,9 +102,16 @@ def test_an_out_that_cannot_be_written_is_exit_2_before_any_work(capsys: pytest.
     assert code == 2 and out == "" and f"cannot write {tmp_path}" in err
 
 
-def test_the_defaults_help_shows_are_the_validators():
-    from refc.cli.validate import SHOWN_DEFAULTS
-    from refcompiler.symbolic.schedules import DEFAULT_ORDER_LIMIT
-    from refcompiler.symbolic.validate import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
+def test_help_shows_the_validators_defaults(capsys: pytest.CaptureFixture[str]):
+    from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
+    from refcompiler.symbolic.schedules import validate_all_schedules
+    from refcompiler.symbolic.validate import symbolic_reference, validate_compiled
 
-    assert SHOWN_DEFAULTS == {"timeout": DEFAULT_TIMEOUT, "max_orders": DEFAULT_ORDER_LIMIT, "max_terms": DEFAULT_MAX_TERMS}
+    # the validator's own defaults are the same constants
+    assert validate_compiled.__kwdefaults__["timeout"] == DEFAULT_TIMEOUT
+    assert symbolic_reference.__kwdefaults__["max_terms"] == DEFAULT_MAX_TERMS
+    assert validate_all_schedules.__kwdefaults__["limit"] == DEFAULT_ORDER_LIMIT
+    code, out, _ = refc(capsys, "validate", "--help")
+    shown = " ".join(out.split())
+    assert code == 0
+    assert f"(default {DEFAULT_TIMEOUT:g})" in shown and f"(default {DEFAULT_ORDER_LIMIT})" in shown and f"(default {DEFAULT_MAX_TERMS})" in shown
