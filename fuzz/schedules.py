@@ -27,7 +27,7 @@ from refcompiler.deps import check_schedule, dependency_graph
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.graph import Graph
-from refcompiler.schedulers import order_names, resolve_scheduler, run_scheduler
+from refcompiler.schedulers import order_names, resolve_scheduler, scheduler_calls
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.proofs import adversarial_schedule, all_legal_orders, witness_schedules
 from refcompiler.proofs.enumerate import legal_orders_of
@@ -114,25 +114,26 @@ def _seeds_by_order(spec: str, seeds: list[int], graph: Graph, deps: nx.DiGraph)
     stage then reports it), else in call order. A call that raises or returns
     something that is not a list of names keeps its seed first and ends the
     calls: the compile stage reports that call under that seed."""
-    pick = resolve_scheduler(spec)
     first: dict[tuple[str, ...], int] = {}
     rejected: list[int] = []
-    for s in seeds:
-        try:
-            # guarded as the compiler's call is: copies of graph and deps, no os._exit, no stdout
-            key = order_names(run_scheduler(pick, graph, deps, s))
-        except RefCompilerError:  # the user's error, reported when compiled; a CaseTimeout passes
-            return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
-        except CaseTimeout as e:  # the campaign's limit, in this call: the case replays it with this seed
-            e.schedule = ScheduleChoice(ScheduleSource.SCHEDULER, None, spec, s)
-            raise
-        if key in first:
-            continue
-        first[key] = s
-        try:
-            check_schedule(graph, key, deps)
-        except InvariantViolation:
-            rejected.append(s)
+    # each call guarded as the compiler's is (copies of graph and deps, no os._exit,
+    # no stdout), the guards set up once for all the calls
+    with scheduler_calls(resolve_scheduler(spec)) as run:
+        for s in seeds:
+            try:
+                key = order_names(run(graph, deps, s))
+            except RefCompilerError:  # the user's error, reported when compiled; a CaseTimeout passes
+                return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
+            except CaseTimeout as e:  # the campaign's limit, in this call: the case replays it with this seed
+                e.schedule = ScheduleChoice(ScheduleSource.SCHEDULER, None, spec, s)
+                raise
+            if key in first:
+                continue
+            first[key] = s
+            try:
+                check_schedule(graph, key, deps)
+            except InvariantViolation:
+                rejected.append(s)
     kept = rejected[:PLUGIN_SEEDS]
     return kept + [s for s in first.values() if s not in set(kept)][: PLUGIN_SEEDS - len(kept)]
 

@@ -11,21 +11,22 @@ every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import networkx as nx
 
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
 from refcompiler.limits import shown
-from refcompiler.plugins import call_untrusted, load_attribute
+from refcompiler.plugins import load_attribute, untrusted_calls
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
 from refcompiler.schedulers.topo import topo_schedule
 
-__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "run_scheduler", "order_names", "kahn"]
+__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "run_scheduler", "scheduler_calls", "order_names", "kahn"]
 
 Scheduler = Callable[[Graph, nx.DiGraph, int], Sequence[str]]
 
@@ -58,16 +59,27 @@ def run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, se
     """What the scheduler returns, unchecked (``order_names`` checks its form,
     ``refcompiler.deps.check_schedule`` its legality); the built-ins are
     trusted to raise only refc errors, a user's is untrusted
-    (``call_untrusted``)."""
+    (``refcompiler.plugins.call_untrusted``)."""
+    with scheduler_calls(scheduler) as run:
+        return run(graph, deps, seed)
+
+
+@contextlib.contextmanager
+def scheduler_calls(scheduler: str | Scheduler) -> Iterator[Callable[[Graph, nx.DiGraph, int], object]]:
+    """A block that asks ``scheduler`` for many orders: ``run(graph, deps,
+    seed)`` is ``run_scheduler(scheduler, graph, deps, seed)``, a user's
+    scheduler guarded once for the block (``untrusted_calls``)."""
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     if pick in SCHEDULERS.values():
-        return pick(graph, deps, seed)
+        yield pick
+        return
     qualname = getattr(pick, "__qualname__", None)
     name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
-    # copies: the order is checked against ``deps`` and compiled from ``graph``,
-    # which a user's code must not edit (the graph's nodes and storage are
-    # frozen; what it can change is the graph object and its cached tables)
-    return call_untrusted(pick, f"the scheduler {name}", dataclasses.replace(graph), deps.copy(), seed)
+    with untrusted_calls(f"the scheduler {name}") as call:
+        # copies: the order is checked against ``deps`` and compiled from ``graph``,
+        # which a user's code must not edit (the graph's nodes and storage are
+        # frozen; what it can change is the graph object and its cached tables)
+        yield lambda graph, deps, seed: call(pick, dataclasses.replace(graph), deps.copy(), seed)
 
 
 def order_names(order: object) -> tuple[str, ...]:

@@ -195,3 +195,26 @@ def test_a_deadline_of_refcs_own_passes_through_a_users_call():
 
     with pytest.raises(CaseTimeout):
         call_untrusted(slow, "the scheduler mine")
+
+
+def test_a_users_scheduler_is_asked_for_every_seed_under_guards_set_up_once(monkeypatch):
+    import signal
+
+    fs = importlib.import_module("fuzz.schedules")
+    graph = scheduled_graph(load_graph(EXAMPLES / "read_then_save.json"))
+    seen_graphs: list[object] = []
+
+    def mine(g, deps, seed=0):
+        seen_graphs.append(g)
+        g.__dict__["poked"] = seed  # what a user's code may change: the copy it was given
+        return ["sum", "late", "s", "save_late"]
+
+    swaps: list[int] = []
+    real_signal = signal.signal
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: swaps.append(sig) or real_signal(sig, handler))
+    monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: mine)
+    choices = fs.scheduler_choices("mine:schedule", 0, graph, dependency_graph(graph))
+    assert len(seen_graphs) == fs.PLUGIN_CALLS and len(choices) == 1  # one order, from every seed
+    assert len({id(g) for g in seen_graphs}) > 1 and all(g is not graph for g in seen_graphs)  # a fresh copy each call
+    assert "poked" not in graph.__dict__
+    assert len(swaps) <= 4  # the signal handlers wrapped once for the calls, not per call

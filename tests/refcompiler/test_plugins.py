@@ -148,3 +148,31 @@ def test_in_another_thread_a_keyboard_interrupt_is_always_the_codes_own():
     t.start()
     t.join()
     assert isinstance(caught[0], ExecutionError) and "pass mine raised KeyboardInterrupt: from a worker thread" in str(caught[0])
+
+
+def test_a_block_of_calls_guards_each_call_and_sets_the_guards_up_once(monkeypatch, capsys):
+    import os
+    import signal
+
+    from refcompiler.plugins import untrusted_calls
+
+    swaps: list[int] = []
+    real_signal = signal.signal
+    monkeypatch.setattr(signal, "signal", lambda sig, handler: swaps.append(sig) or real_signal(sig, handler))
+    real_exit, before = os._exit, signal.getsignal(signal.SIGINT)
+    results = []
+    with untrusted_calls("the scheduler mine") as call:
+        for k in range(50):
+            results.append(call(lambda k: print(f"chatty {k}") or k, k))
+        with pytest.raises(ExecutionError, match=r"^the scheduler mine called os._exit\(3\)$"):
+            call(lambda: os._exit(3))
+        with pytest.raises(ExecutionError, match=r"^the scheduler mine raised ValueError: no$"):
+            call(lambda: (_ for _ in ()).throw(ValueError("no")))
+        with pytest.raises(ExecutionError, match=r"^the scheduler mine called sys.exit\(2\)$"):
+            call(lambda: exit(2))
+        assert call(lambda: "still usable") == "still usable"
+    assert results == list(range(50))
+    assert len(swaps) <= 4  # SIGINT and SIGTERM wrapped once and restored once, not at each call
+    assert os._exit is real_exit and signal.getsignal(signal.SIGINT) is before
+    out, err = capsys.readouterr()
+    assert out == "" and "chatty 49" in err
