@@ -153,6 +153,7 @@ def test_in_another_thread_a_keyboard_interrupt_is_always_the_codes_own():
 def test_a_block_of_calls_guards_each_call_and_sets_the_guards_up_once(monkeypatch, capsys):
     import os
     import signal
+    import sys
 
     from refcompiler.plugins import untrusted_calls
 
@@ -169,7 +170,7 @@ def test_a_block_of_calls_guards_each_call_and_sets_the_guards_up_once(monkeypat
         with pytest.raises(ExecutionError, match=r"^the scheduler mine raised ValueError: no$"):
             call(lambda: (_ for _ in ()).throw(ValueError("no")))
         with pytest.raises(ExecutionError, match=r"^the scheduler mine called sys.exit\(2\)$"):
-            call(lambda: exit(2))
+            call(sys.exit, 2)
         assert call(lambda: "still usable") == "still usable"
     assert results == list(range(50))
     assert len(swaps) <= 4  # SIGINT and SIGTERM wrapped once and restored once, not at each call
