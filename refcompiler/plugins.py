@@ -90,12 +90,21 @@ def _guarded(what: str) -> Iterator[list[int]]:
             except KeyboardInterrupt as e:
                 if seen or _refcs_own(e):
                     raise
-                said = _short(e)
-                raise ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else "")) from None
+                raise _interrupt_error(what, e) from None
     except _Exited as e:
-        raise ExecutionError(f"{what} called os._exit({e.code!r})") from None
+        raise _exit_error(what, e) from None
     finally:
         os._exit = real_exit
+
+
+def _interrupt_error(what: str, e: KeyboardInterrupt) -> ExecutionError:
+    """A ``KeyboardInterrupt`` the user's code raised itself (no signal came)."""
+    said = _short(e)
+    return ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else ""))
+
+
+def _exit_error(what: str, e: _Exited) -> ExecutionError:
+    return ExecutionError(f"{what} called os._exit({e.code!r})")
 
 
 @contextlib.contextmanager
@@ -172,12 +181,11 @@ def _call(what: str, seen: list[int], fn: Callable[..., object], args: tuple[obj
     except (RefCompilerError, GeneratorExit):
         raise
     except _Exited as e:
-        raise ExecutionError(f"{what} called os._exit({e.code!r})") from None
+        raise _exit_error(what, e) from None
     except KeyboardInterrupt as e:
         if seen or _refcs_own(e):  # an interrupt: a signal handler ran during the block
             raise
-        said = _short(e)
-        raise ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else "")) from None
+        raise _interrupt_error(what, e) from None
     except SystemExit as e:  # a user's sys.exit must not end refc (or a campaign)
         raise ExecutionError(f"{what} called sys.exit({e.code!r})") from None
     except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
