@@ -85,37 +85,18 @@ class Walk:
 
     def run(self) -> None:
         """Walk every instruction, in order, then ``finish``. The opcode is tested
-        by identity: cheaper than hashing the enum into a table of handlers. An
-        ``alloc`` or ``dealloc`` that breaks nothing (the common case) is
-        recorded here, as its handler would; any other goes to the handler,
-        which reports what is wrong with it."""
+        by identity: cheaper than hashing the enum into a table of handlers."""
         data, alloc, dealloc, view = self.data, self.alloc, self.dealloc, self.view
         kernel_op, copy_op, alloc_op, dealloc_op, view_op = Opcode.KERNEL, Opcode.COPY, Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW
-        buffers, allocated, freed, views, types = self.buffers, self.allocated, self.freed, self.views, self.types
         for index, instr in enumerate(self.program.instrs):
             self.index = index
             opcode = instr.opcode
             if opcode is kernel_op or opcode is copy_op:
                 data(instr)
             elif opcode is alloc_op:
-                name, operands = instr.name, instr.operands
-                if (
-                    (not operands or (len(operands) == 1 and operands[0].name == name))
-                    and name not in buffers
-                    and name not in allocated
-                    and name not in views
-                    and instr.type is not None
-                ):
-                    allocated[name] = index
-                    types[name] = instr.type
-                else:
-                    alloc(instr)
+                alloc(instr)
             elif opcode is dealloc_op:
-                name, operands = instr.name, instr.operands
-                if (not operands or (len(operands) == 1 and operands[0].name == name)) and name in allocated and name not in freed:
-                    freed[name] = index
-                else:
-                    dealloc(instr)
+                dealloc(instr)
             elif opcode is view_op:
                 view(instr)
             else:
