@@ -147,7 +147,7 @@ class SymbolicMachine:
             if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
                 pending.append(out.words)
         targets, reads = outs + state, ins + state
-        aliased = [_overlaps_any(t, reads) for t in targets]
+        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
         key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([r.form for r in reads])))
         return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
 
@@ -236,12 +236,3 @@ class SymbolicMachine:
 
 
 _bytes = np.ndarray.tobytes
-
-
-def _overlaps_any(t: Loc, reads: list[Loc]) -> bool:
-    """Whether ``t`` overlaps one of ``reads`` (``Loc.overlaps``, inlined: once per target of every step)."""
-    memory, lo, hi = t.memory, t.lo, t.hi
-    for r in reads:
-        if r.memory is memory and lo < r.hi and r.lo < hi:
-            return True
-    return False
