@@ -248,7 +248,7 @@ class _Planner:
         facts = kernel_facts(instr, self.swaps)
         if isinstance(facts, str):
             raise self.fail("IR-1", facts, instr.name)
-        n_out, n_in, attrs, inplace = facts
+        n_out, n_in, attrs, inplace, _ = facts
         locs = self.prepare(instr)
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         reads = ins + state

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from specs import TensorType
 
@@ -72,7 +72,7 @@ class KernelStep(NamedTuple):
 
     index: int
     instr: Instr
-    attrs: dict[str, object]
+    attrs: Mapping[str, object]  # read-only: shared by the programs sharing the instruction
     ins: tuple[Loc, ...]
     state: tuple[Loc, ...]
     poison: tuple[Loc, ...]

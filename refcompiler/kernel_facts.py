@@ -1,9 +1,12 @@
-"""What the execution plan takes from a kernel instruction's op spec,
-operand kinds and attributes (``kernel_facts``), kept per swap table: the
-same few facts are asked for every kernel instruction of every program a
-campaign runs."""
+"""What the execution plan and the symbolic machine take from a kernel
+instruction's op spec, operand kinds and attributes (``kernel_facts``), kept
+per swap table: the same few facts are asked for every kernel instruction of
+every program a campaign runs, concretely and on symbols."""
 
 from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
 
 from refcompiler.ir import Instr, Opcode, OperandKind, signature_problem
 from refcompiler.spec import spec_of
@@ -11,8 +14,11 @@ from refcompiler.spec import spec_of
 __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]
 
 # (@out count, @in count, the attributes' defaults -- or, from ``kernel_facts``,
-# the instruction's attributes over them --, each result's in-place inputs)
-KernelFacts = tuple[int, int, dict[str, object], tuple[tuple[int, ...], ...]]
+# the instruction's attributes over them, read-only: every program sharing the
+# instruction shares them --, each result's in-place inputs, and -- from
+# ``kernel_facts`` -- the attributes' repr, sorted by name: part of a symbolic
+# step's key)
+KernelFacts = tuple[int, int, Mapping[str, object], tuple[tuple[int, ...], ...], str]
 
 # (id of the swap table, the opcode, the op, the operand kinds) -> (the table,
 # facts); bounded (cleared when full). The table is a dict, so it is keyed by
@@ -41,8 +47,9 @@ def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:
     if isinstance(by_kinds, str):
         facts = by_kinds
     else:
-        n_out, n_in, defaults, inplace = by_kinds
-        facts = n_out, n_in, defaults | dict(instr.attrs), inplace
+        n_out, n_in, defaults, inplace, _ = by_kinds
+        attrs = defaults | dict(instr.attrs)
+        facts = n_out, n_in, MappingProxyType(attrs), inplace, repr(sorted(attrs.items()))
     if len(_BY_INSTR) >= FACTS_KEPT:
         _BY_INSTR.clear()
     _BY_INSTR[id(instr)] = (instr, swaps, facts)
@@ -73,4 +80,4 @@ def _facts(instr: Instr) -> KernelFacts | str:
     kinds = [o.kind for o in instr.operands]
     n_out = kinds.count(OperandKind.OUT)
     defaults = {a.name: a.default for a in spec.attrs}
-    return n_out, kinds.count(OperandKind.IN), defaults, tuple(spec.inplace_inputs(k) for k in range(n_out))
+    return n_out, kinds.count(OperandKind.IN), defaults, tuple(spec.inplace_inputs(k) for k in range(n_out)), ""

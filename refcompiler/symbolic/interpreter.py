@@ -36,8 +36,10 @@ from specs import TensorType
 
 from refcompiler.errors import UsageError
 from refcompiler.ir import Instr, Opcode, Operand, Program
+from refcompiler.ir_text import ir_violation
+from refcompiler.kernel_facts import kernel_facts
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.steps import Loc, Step, form, kernel_facts, module_layout, release, sort_of
+from refcompiler.symbolic.steps import Loc, Step, form, module_layout, release, sort_of
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of"]
@@ -109,7 +111,8 @@ class SymbolicMachine:
         activation still owns (a later alloc over them took them), found here
         once with an owner per word. The arena's words are not read back, so
         the poison after the last copy or kernel is not written."""
-        swaps = tuple(sorted(active().items()))  # a result found under other swap points is never reused
+        table = active()
+        swaps = tuple(sorted(table.items()))  # a result found under other swap points is never reused
         owner: list = [-1] * self.arena.size  # the name of the alloc that owns each word (-1: none); a list: small numpy operations cost more
         steps: list[Step] = []
         pending: list[np.ndarray] = []  # poison to write before the next step
@@ -132,14 +135,18 @@ class SymbolicMachine:
                 steps.append(Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
                 pending = []
             elif opcode is Opcode.KERNEL:
-                steps.append(self.kernel_step(instr, swaps, pending))
+                steps.append(self.kernel_step(instr, table, swaps, pending))
                 pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, swaps: tuple, pending: list[np.ndarray]) -> Step:
+    def kernel_step(self, instr: Instr, table: Mapping, swaps: tuple, pending: list[np.ndarray]) -> Step:
         """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
-        it is in a declared in-place pair with an input it aliases exactly."""
-        n_out, n_in, attrs, attrs_repr, inplace = kernel_facts(swaps, instr)
+        it is in a declared in-place pair with an input it aliases exactly.
+        ``table``: the swap points installed (``active()``); ``swaps``: them sorted."""
+        facts = kernel_facts(instr, table)
+        if isinstance(facts, str):  # a program the IR verifier would reject
+            raise ir_violation(self.program, self.program.instrs.index(instr), "IR-1", facts, instr.name)
+        n_out, n_in, attrs, inplace, attrs_repr = facts
         known = self.locs
         locs = [known.get(o.name) or self.resolve(o) for o in instr.operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]

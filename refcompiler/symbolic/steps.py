@@ -1,8 +1,6 @@
 """What ``refcompiler.symbolic.interpreter`` plans once per program: an
 operand's words (``Loc``), one copy's or kernel's ``Step`` (what it poisons,
-writes and reads, as views of the machine's memory), a kernel's facts from
-its op's spec (``spec_facts``, under the swap points installed; with the
-operand counts, per instruction: ``kernel_facts``), the words a dealloc still
+writes and reads, as views of the machine's memory), the words a dealloc still
 owns (``release``), where each module buffer's words are (``module_layout``,
 per buffer table); an in-place result is committed in the concrete
 interpreter's chunks (``execution_steps.chunk_bounds``).
@@ -18,11 +16,10 @@ import numpy as np
 from specs import Dtype, TensorType
 
 from refcompiler.execution_steps import chunk_bounds
-from refcompiler.ir import Buffer, BufferKind, Instr, OperandKind
-from refcompiler.spec import spec_of
+from refcompiler.ir import Buffer, BufferKind, Instr
 from refcompiler.symbolic.terms import SORT_CODE, Sort
 
-__all__ = ["Loc", "Step", "Layout", "form", "kernel_facts", "module_layout", "release", "sort_of", "spec_facts"]
+__all__ = ["Loc", "Step", "Layout", "form", "module_layout", "release", "sort_of"]
 
 
 def sort_of(dtype: Dtype) -> Sort:
@@ -83,47 +80,6 @@ class Step:
         self.n_in, self.attrs, self.key = n_in, attrs, key
 
 
-# What a kernel instruction's step takes from the op's spec (under the swap
-# points installed): (swaps, op, attrs) -> (attributes, their repr, in-place
-# inputs per result). Bounded: emptied when full.
-_SPEC_MEMO: dict[tuple, tuple] = {}
-_SPEC_MEMO_SIZE = 4096
-
-
-def spec_facts(swaps: tuple, instr: Instr, n_out: int) -> tuple:
-    """``(attributes, their repr, in-place inputs per result)`` of a kernel instruction."""
-    key = (swaps, instr.op, instr.attrs, n_out)
-    found = _SPEC_MEMO.get(key)
-    if found is None:
-        assert instr.op is not None
-        spec = spec_of(instr.op)
-        attrs = MappingProxyType({a.name: a.default for a in spec.attrs} | instr.attr_dict())  # shared: read-only
-        found = (attrs, repr(sorted(attrs.items())), tuple(tuple(spec.inplace_inputs(k)) for k in range(n_out)))
-        if len(_SPEC_MEMO) >= _SPEC_MEMO_SIZE:
-            _SPEC_MEMO.clear()
-        _SPEC_MEMO[key] = found
-    return found
-
-
-def kernel_facts(swaps: tuple, instr: Instr) -> tuple:
-    """``(@out count, @in count, *spec_facts)`` of a kernel instruction. Kept per
-    instruction object (the programs of one graph share most of theirs) with
-    the swap points it was found under."""
-    found = _FACTS.get(id(instr))
-    if found is not None and found[0] is instr and found[1] == swaps:
-        return found[2]
-    kinds = [o.kind for o in instr.operands]
-    n_out = kinds.count(OperandKind.OUT)
-    facts = (n_out, kinds.count(OperandKind.IN), *spec_facts(swaps, instr, n_out))
-    if len(_FACTS) >= _SPEC_MEMO_SIZE:
-        _FACTS.clear()
-    _FACTS[id(instr)] = (instr, swaps, facts)  # the instruction kept: its id is not reused while here
-    return facts
-
-
-_FACTS: dict[int, tuple] = {}
-
-
 class Layout(NamedTuple):
     """Module buffers laid out one after another in one array of ``size`` words:
     ``slices`` (name, first word, end) per buffer, ``outputs`` those ``read_back``
@@ -159,13 +115,14 @@ def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
     index.flags.writeable = False
     output_codes = np.frombuffer(codes, dtype=np.uint8)[index].tobytes()
     layout = Layout(at, tuple(slices), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}), index, output_codes)
-    if len(_LAYOUTS) >= _SPEC_MEMO_SIZE:
+    if len(_LAYOUTS) >= _LAYOUTS_KEPT:
         _LAYOUTS.clear()
     _LAYOUTS[id(buffers)] = (buffers, layout)  # the tuple kept: its id is not reused while here
     return layout
 
 
 _LAYOUTS: dict[int, tuple] = {}
+_LAYOUTS_KEPT = 4096  # bounded: emptied when full
 
 
 def release(owner: list, lo: int, hi: int, me: object) -> list[tuple[int, int]]:

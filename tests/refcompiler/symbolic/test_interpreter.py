@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from refcompiler.driver import compile_graph
+from refcompiler.errors import InvariantViolation
 from refcompiler.graph_json import load_graph
 from refcompiler.interpreter import execute
 from refcompiler.ir_text import parse_program
@@ -90,6 +91,19 @@ def test_a_read_after_dealloc_sees_poison():
         "   3: copy    s(@out q, @in %a)\n"
     )
     assert [int(x) for x in q] == [t.poison_f] * 4
+
+
+def test_a_kernel_whose_operands_do_not_fit_its_op_is_ir1_at_that_instruction():
+    """The machine takes a kernel's operand counts from ``kernel_facts``, as the
+    concrete plan does; a program the IR verifier would reject is not guessed at."""
+    with pytest.raises(InvariantViolation) as e:
+        run(
+            "   0: alloc   %a : float32[4] at 0\n"
+            "   1: kernel  a = neg(@out %a, @in p, @in q)\n"
+            "   2: copy    s(@out q, @in %a)\n"
+            "   3: dealloc %a\n"
+        )
+    assert e.value.invariant == "IR-1" and e.value.instruction == 1 and "neg" in str(e.value)
 
 
 def test_views_alias_their_source():
