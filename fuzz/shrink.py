@@ -3,8 +3,9 @@
 Hypothesis shrinks the *choices* a graph was drawn from; a choice that no
 longer fits after an earlier one shrank often makes it keep extra nodes. This
 reducer edits the graph itself and keeps an edit whenever the graph stays
-acceptable (``acceptable``: valid, or breaking exactly the expected invariant)
-and still fails the same way (``still_fails``, typically "same signature").
+acceptable (``acceptable``: valid, or breaking exactly the expected invariant,
+the ownership rules judged by ``fuzz.oracle.ownership``, not by the verifier
+that may be under test) and still fails the same way (``still_fails``, typically "same signature").
 Edits, smallest result first:
 
 - ``drop_node``: remove a node; every use of its results reads a fresh
@@ -42,8 +43,11 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
 from refcompiler.spec import spec_of
 from refcompiler.verifier import infer_types, violations
 
+from fuzz.oracle.ownership import OWNERSHIP_RULES, broken_rules
+
 __all__ = [
     "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy", "simplify_op",
+    "broken_invariants", "valid", "breaks_only",
 ]
 
 
@@ -254,13 +258,22 @@ def candidates(graph: Graph) -> Iterator[Graph]:
         yield from simplify_op(graph, node.name)
 
 
+def broken_invariants(graph: Graph) -> set[str]:
+    """The invariants ``graph`` breaks: G-1 as the verifier says, the ownership
+    rules as ``fuzz.oracle.ownership`` says. The verifier's ownership checks
+    may be the code a case tests (it accepts a graph it should reject, or
+    rejects a valid one): asked whether a smaller graph still breaks a rule,
+    they would answer with the bug, and no edit would be kept."""
+    return {v.invariant for v in violations(graph) if v.invariant not in OWNERSHIP_RULES} | broken_rules(graph)
+
+
 def valid(graph: Graph) -> bool:
-    return not violations(graph)
+    return not broken_invariants(graph)
 
 
 def breaks_only(invariant: str) -> Callable[[Graph], bool]:
-    """A graph that breaks ``invariant`` and nothing else."""
-    return lambda g: {v.invariant for v in violations(g)} == {invariant}
+    """A graph that breaks ``invariant`` and nothing else (``broken_invariants``)."""
+    return lambda g: broken_invariants(g) == {invariant}
 
 
 def reduce_graph(

@@ -86,6 +86,11 @@ class _Editor:
     def shape(self) -> tuple[int, ...]:
         return tuple(self.draws.list_of(lambda: self.draws.integer(1, MAX_DIM), 1, MAX_RANK))
 
+    def state_shape(self) -> tuple[int, ...]:
+        """A shape for storage an edit may use as state: often ``[2]``, which
+        fits either state operand of a quantization profile (``_state_user``)."""
+        return (2,) if self.draws.boolean() else self.shape()
+
     def storage_of(self, kind: StorageKind, shape: tuple[int, ...], dtype: Dtype = F32, *, owner: str | None = None) -> str:
         init = Init(seed=self.draws.integer(0, MAX_SEED))
         s = Storage(name=self.name({StorageKind.PLACEHOLDER: "bad_p", StorageKind.CONSTANT: "bad_c", StorageKind.OWNED: "bad_o"}[kind]),
@@ -120,21 +125,36 @@ def _g1_cycle(e: _Editor) -> Graph:
 
 
 def _g1_arity(e: _Editor) -> Graph:
-    e.node(OpKind.ADD, [e.storage_of(StorageKind.PLACEHOLDER, e.shape())])
+    """One input too few or too many, for a unary or a binary op."""
+    shape = e.shape()
+    op, want = e.draws.choice([(OpKind.ADD, 2), (OpKind.RELU, 1)])
+    count = want - 1 if want > 1 and e.draws.boolean() else want + 1
+    e.node(op, [e.storage_of(StorageKind.PLACEHOLDER, shape) for _ in range(count)])
     return e.result()
 
 
 def _g1_shape(e: _Editor) -> Graph:
+    """Inputs whose shapes do not fit: one of a binary op's two, or one of a
+    concat's two or three (a dimension off the axis), at a drawn position."""
     d = e.draws.integer(2, MAX_DIM)
-    x = e.storage_of(StorageKind.PLACEHOLDER, (d,))
-    y = e.storage_of(StorageKind.PLACEHOLDER, (d + 1,))
-    e.node(e.draws.choice([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB]), [x, y])
+    if e.draws.boolean():
+        op, fits, odd, n = e.draws.choice([OpKind.ADD, OpKind.MUL, OpKind.ADD_SUB]), (d,), (d + 1,), 2
+    else:
+        op, fits, odd, n = OpKind.CONCAT, (2, d), (2, d + 1), e.draws.integer(2, 3)
+    inputs = [e.storage_of(StorageKind.PLACEHOLDER, fits) for _ in range(n - 1)]
+    inputs.insert(e.draws.integer(0, n - 1), e.storage_of(StorageKind.PLACEHOLDER, odd))
+    e.node(op, inputs)
     return e.result()
 
 
 def _g1_dtype(e: _Editor) -> Graph:
-    ids = e.storage_of(StorageKind.PLACEHOLDER, e.shape(), I32)
-    e.node(e.draws.choice([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM]), [ids])
+    shape = e.shape()
+    ids = e.storage_of(StorageKind.PLACEHOLDER, shape, I32)
+    if e.draws.boolean():
+        e.node(e.draws.choice([OpKind.RELU, OpKind.EXP, OpKind.REDUCE_SUM]), [ids])
+    else:  # beside a float input, at either position
+        x = e.storage_of(StorageKind.PLACEHOLDER, shape)
+        e.node(e.draws.choice([OpKind.ADD, OpKind.MUL]), [ids, x] if e.draws.boolean() else [x, ids])
     return e.result()
 
 
@@ -183,7 +203,7 @@ def _an_owned(e: _Editor) -> Storage:
     owned = e.existing(lambda s: s.kind is StorageKind.OWNED)
     if owned is not None:
         return owned
-    shape = e.shape()
+    shape = e.state_shape()
     x = e.storage_of(StorageKind.PLACEHOLDER, shape)
     name = e.name("bad_acc")
     acc = e.storage_of(StorageKind.OWNED, shape, owner=name)
@@ -191,9 +211,41 @@ def _an_owned(e: _Editor) -> Storage:
     return e.storage[[s.name for s in e.storage].index(acc)]
 
 
+def _reader(e: _Editor, bad: Storage) -> None:
+    """A new node reading ``bad`` as a data input: its only one, or at a drawn
+    position among a binary or a variadic op's inputs (the others fresh
+    placeholders of its type), so that a check that looks at one input only
+    misses some of them."""
+    form = e.draws.integer(0, 2 if bad.shape else 1)  # concat needs a dimension
+    if form == 0:
+        e.node(OpKind.IDENTITY, [bad.name])
+        return
+    n = 2 if form == 1 else e.draws.integer(2, 3)
+    others = [e.storage_of(StorageKind.PLACEHOLDER, bad.shape, bad.dtype) for _ in range(n - 1)]
+    at = e.draws.integer(0, n - 1)
+    op = e.draws.choice([OpKind.ADD, OpKind.MUL]) if form == 1 else OpKind.CONCAT
+    e.node(op, [*others[:at], bad.name, *others[at:]])
+
+
+def _state_user(e: _Editor, bad: Storage) -> None:
+    """A new node using ``bad`` as state: an accumulate's only one, or, when
+    ``bad``'s type fits, either of a quantization profile's two (the other its
+    own fresh owned variable), so that a check that looks at one state operand
+    only misses some of them."""
+    minmax, hist = bad.shape == (2,), len(bad.shape) == 1
+    if bad.dtype is not F32 or not hist or e.draws.boolean():
+        e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, bad.shape)], state=(bad.name,))
+        return
+    name = e.name("bad_profile")
+    if minmax and e.draws.boolean():
+        state = (bad.name, e.storage_of(StorageKind.OWNED, (e.draws.integer(1, MAX_DIM),), owner=name))
+    else:
+        state = (e.storage_of(StorageKind.OWNED, (2,), owner=name), bad.name)
+    e.node(OpKind.QUANTIZATION_PROFILE, [e.storage_of(StorageKind.PLACEHOLDER, e.shape())], state=state, name=name)
+
+
 def _own2_read(e: _Editor) -> Graph:
-    owned = _an_owned(e)
-    e.node(OpKind.IDENTITY, [owned.name])
+    _reader(e, _an_owned(e))
     return e.result()
 
 
@@ -204,8 +256,7 @@ def _own2_save(e: _Editor) -> Graph:
 
 
 def _own2_foreign_state(e: _Editor) -> Graph:
-    owned = _an_owned(e)
-    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, owned.shape)], state=(owned.name,))
+    _state_user(e, _an_owned(e))
     return e.result()
 
 
@@ -213,7 +264,7 @@ def _a_constant(e: _Editor) -> Storage:
     c = e.existing(lambda s: s.kind is StorageKind.CONSTANT and s.dtype is F32)
     if c is not None:
         return c
-    name = e.storage_of(StorageKind.CONSTANT, e.shape())
+    name = e.storage_of(StorageKind.CONSTANT, e.state_shape())
     return e.storage[-1] if e.storage[-1].name == name else next(s for s in e.storage if s.name == name)
 
 
@@ -224,8 +275,7 @@ def _own3_save(e: _Editor) -> Graph:
 
 
 def _own3_state(e: _Editor) -> Graph:
-    c = _a_constant(e)
-    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, c.shape)], state=(c.name,))
+    _state_user(e, _a_constant(e))
     return e.result()
 
 
@@ -243,9 +293,9 @@ def _own4_two_saves(e: _Editor) -> Graph:
 def _own4_state(e: _Editor) -> Graph:
     p = e.existing(lambda s: s.kind is StorageKind.PLACEHOLDER and s.dtype is F32)
     if p is None:
-        e.storage_of(StorageKind.PLACEHOLDER, e.shape())
+        e.storage_of(StorageKind.PLACEHOLDER, e.state_shape())
         p = e.storage[-1]
-    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, p.shape)], state=(p.name,))
+    _state_user(e, p)
     return e.result()
 
 

@@ -11,6 +11,7 @@ from specs import OpKind
 
 from refcompiler.graph import Node, Ref, StorageKind, freeze_attrs
 from refcompiler.graph_json import graph_from_doc, graph_to_doc
+from refcompiler.variants import installed
 from refcompiler.verifier import violations
 
 from fuzz.shrink import (
@@ -141,6 +142,52 @@ def test_reducing_an_invalid_graph_keeps_exactly_its_invariant(graph):
     small = reduce_graph(graph, lambda g: True, acceptable=breaks_only("OWN-3"))
     assert {v.invariant for v in violations(small)} == {"OWN-3"}
     assert len(small.nodes) <= 2  # the breaking edit itself: one node, two with its own input
+
+
+def _foreign_read_second():
+    """``_chain`` plus ``b = add(x, acc)``: owned ``acc`` read as the second input of a non-owner (OWN-2)."""
+    g = _chain()
+    return g.with_nodes((*g.nodes, Node("b", OpKind.ADD, (Ref("x"), Ref("acc")), (), freeze_attrs({}))))
+
+
+def test_a_case_the_verifier_wrongly_accepts_still_reduces():
+    """The verifier under test checks only a node's first input for OWN-2: it
+    accepts ``b``. Were the reducer to ask that verifier whether a smaller graph
+    still breaks OWN-2, it would keep no edit; the ownership rules are judged
+    apart from it (``fuzz.oracle.ownership``)."""
+    from refcompiler import ownership
+
+    def first_input_only(graph):
+        return ownership.check_own2.original(graph.with_nodes(tuple(replace(n, inputs=n.inputs[:1]) for n in graph.nodes)))
+
+    with installed({ownership.check_own2: first_input_only}):
+        assert violations(_foreign_read_second()) == []  # the bug
+        small = reduce_graph(_foreign_read_second(), lambda g: not violations(g), acceptable=breaks_only("OWN-2"))
+    assert {v.invariant for v in violations(small)} == {"OWN-2"}  # the correct verifier
+    assert sorted(n.name for n in small.nodes) == ["b", "run"]  # the reader and the owner
+
+
+def test_a_case_the_verifier_wrongly_rejects_still_reduces():
+    """The verifier under test calls every read of a constant OWN-3: it rejects
+    ``_chain`` once ``a`` reads a constant. The reducer keeps edits of the valid
+    graph all the same."""
+    from refcompiler import ownership
+    from refcompiler.errors import InvariantViolation
+
+    def constants_never_read(graph):
+        yield from ownership.check_own3.original(graph)
+        for node in graph.nodes:
+            if any(graph.storage_by_name.get(r.name) is not None and graph.storage_by_name[r.name].kind is StorageKind.CONSTANT for r in node.inputs):
+                yield InvariantViolation("OWN-3", f"{node.name} reads a constant", names=(node.name,))
+
+    doc = graph_to_doc(_chain())
+    doc["storage"].append({"name": "k", "kind": "constant", "dtype": "float32", "shape": [2, 3], "init": {"seed": 3}})
+    doc["nodes"][0]["inputs"] = ["k"]  # a = relu(k)
+    g = graph_from_doc(doc)
+    assert violations(g) == []
+    with installed({ownership.check_own3: constants_never_read}):
+        small = reduce_graph(g, lambda g: bool(violations(g)), acceptable=valid)
+    assert violations(small) == [] and len(small.nodes) == 1
 
 
 def _untidy_chain():

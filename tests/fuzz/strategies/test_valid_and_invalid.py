@@ -9,9 +9,10 @@ import random
 import networkx as nx
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, seed, settings
+from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from specs import OPS, OpKind, TensorType
+from specs import OPS, Dtype, OpKind, TensorType
 
 from refcompiler.deps import dependency_graph
 from refcompiler.graph import StorageKind
@@ -150,6 +151,63 @@ def test_each_edit_breaks_exactly_its_invariant(invariant, edit):
         assert {v.invariant for v in violations(graph)} == {invariant}
 
     check()
+
+
+def _fault_positions(graph, operands):
+    """(position of the faulty storage, how many operands) in the faulty node's
+    ``operands`` (its input names or its state), per violation that names one."""
+    found = set()
+    for v in violations(graph):
+        node, storage = graph.node_by_name.get(v.names[0]), v.names[-1]
+        names = [] if node is None else operands(node)
+        if storage in names:
+            found.add((names.index(storage), len(names)))
+    return found
+
+
+@pytest.mark.parametrize(
+    "invariant,edit,operands",
+    [
+        ("OWN-2", 0, lambda n: [r.name for r in n.inputs]),
+        ("OWN-2", 2, lambda n: list(n.state)),
+        ("OWN-3", 1, lambda n: list(n.state)),
+        ("OWN-4", 1, lambda n: list(n.state)),
+    ],
+)
+def test_an_edit_puts_its_fault_at_every_operand_position(invariant, edit, operands):
+    """A checker that looks at one input or one state operand only (the first,
+    or the last) must meet graphs it gets wrong: the faulty operand is drawn
+    among several, at each position."""
+    seen = set()
+
+    @settings(max_examples=150, database=None, suppress_health_check=list(HealthCheck))
+    @given(graphs(max_nodes=4).flatmap(lambda g: broken(g, invariant, edit)))
+    def collect(graph):
+        seen.update(_fault_positions(graph, operands))
+
+    collect()
+    assert any(at > 0 for at, _ in seen), seen  # missed by a first-only check
+    assert any(at < n - 1 for at, n in seen), seen  # missed by a last-only check
+
+
+def test_the_g1_edits_vary_the_count_and_the_place_of_what_does_not_fit():
+    """Too few inputs and too many; the odd shape (or the int32 input) first,
+    in the middle and last: a check of one input only misses some."""
+    arity, odd_at = set(), set()
+
+    @settings(max_examples=150, database=None, suppress_health_check=list(HealthCheck))
+    @given(graphs(max_nodes=3).flatmap(lambda g: st.tuples(broken(g, "G-1", 1), broken(g, "G-1", 2), broken(g, "G-1", 3))))
+    def collect(graphs_):
+        few_or_many, shape, dtype = (g.nodes[-1] for g in graphs_)
+        arity.add(len(few_or_many.inputs) - len(OPS[few_or_many.op].inputs))
+        shapes = [graphs_[1].storage_by_name[r.name].shape for r in shape.inputs]
+        odd_at.add((shapes.index(max(shapes)), len(shapes)))  # the edit's odd one is one longer
+        dtypes = [graphs_[2].storage_by_name[r.name].dtype for r in dtype.inputs]
+        odd_at.add((dtypes.index(Dtype.INT32), len(dtypes)))
+
+    collect()
+    assert arity == {-1, 1}
+    assert {at for at, _ in odd_at} == {0, 1, 2} and any(at < n - 1 for at, n in odd_at)
 
 
 def test_shrinking_reaches_a_handful_of_nodes():
