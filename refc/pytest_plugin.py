@@ -1,6 +1,7 @@
 """A pytest plugin (registered as the ``refc`` ``pytest11`` entry point):
 ``pytest --refc-corpus DIR`` collects every corpus case under ``DIR`` (each
-``*.json`` file) as a test item that replays it as ``refc replay`` does: a
+``*.json`` file ``refc replay DIR`` replays: a campaign's output directory stands
+for its ``cases/``) as a test item that replays it as ``refc replay`` does: a
 ``"pass"`` case must pass every check, a ``{"reject": ID}`` case must be
 rejected with that id. ``--refc-mutant NAME`` replays them against a mutant
 (a case then passes when it still kills it). The option may repeat.
@@ -39,11 +40,23 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(str(root))
 
 
+_CASES = pytest.StashKey[frozenset[Path]]()
+
+
+def _case_paths(config: pytest.Config) -> frozenset[Path]:
+    """The case files under the roots, as ``refc replay`` lists them (``fuzz.corpus.case_files``), resolved."""
+    if _CASES not in config.stash:
+        from fuzz.corpus import case_files
+
+        config.stash[_CASES] = frozenset(p.resolve() for p in case_files(_roots(config)))
+    return config.stash[_CASES]
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix != ".json":
         return None
     resolved = file_path.resolve()
-    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)):
+    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)) and resolved in _case_paths(parent.config):
         return CorpusFile.from_parent(parent, path=file_path)
     return None
 
