@@ -12,6 +12,7 @@ without ``--refc-corpus`` it adds nothing to a run.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -71,22 +72,38 @@ class CaseFailure(Exception):
 
 
 class CorpusCase(pytest.Item):
+    plugins: tuple[str, ...] = ()  # the modules of a user's code the case names (known once it is loaded)
+
     def runtest(self) -> None:
         from fuzz.corpus import load_case, replay
+        from fuzz.replay import plugin_modules
         from refcompiler.errors import RefCompilerError
 
         mutant = self.config.getoption("refc_mutant")
         try:
             case = load_case(self.path)
+            self.plugins = plugin_modules(case)
             finding = replay(case, mutant=mutant)
         except RefCompilerError as e:
-            raise CaseFailure(str(e)) from None
+            text = str(e)  # a malformed file's message leads with the path the report names already
+            raise CaseFailure(text.removeprefix(f"{self.path}: ")) from None
         if finding is not None:
             raise CaseFailure(f"expected {case.expect}, got: {finding}")
 
+    def replay_command(self) -> str:
+        """The ``refc replay`` command that checks this case as this run did: with
+        ``--refc-mutant``'s mutant, allowing each plug-in module the case names."""
+        words = ["refc", "replay", str(self.path)]
+        mutant = self.config.getoption("refc_mutant")
+        if mutant is not None:
+            words += ["--mutant", mutant]
+        for module in self.plugins:
+            words += ["--allow-plugin", module]
+        return shlex.join(words)
+
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailure):
-            return f"{self.path}: {excinfo.value}\nreplay: refc replay {self.path}"
+            return f"{self.path}: {excinfo.value}\nreplay: {self.replay_command()}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
