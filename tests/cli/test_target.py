@@ -50,6 +50,8 @@ def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_pa
     bugs = list((tmp_path / "bugs").iterdir())
     assert bugs and all((b / "finding.json").exists() and (b / "program.txt").exists() for b in bugs)
     assert "bug folder" in out
+    # the fake target's own file is program.txt: no repro.py to run is printed
+    assert "/repro.py" not in out and "(no repro.py: the target writes none)" in out and "program.txt" in out, out
     # the case records the target; replay re-runs it (a module:attr target is a plug-in)
     entry = doc["signatures"][0]
     assert entry["reproduces"] is True and entry["reproduces_reason"] is None
