@@ -61,3 +61,17 @@ def test_the_bench_row_names_every_section():
 
     usage = command_rows()["bench"]
     assert all(f"--{s.name}" in usage for s in SECTIONS)
+
+
+def test_every_table_line_is_a_row():
+    """A line inside a table that does not start with `|` renders as a stray row
+    (the run row once had a leftover `: 0, 1 ..., 2 |` line under it)."""
+    for doc in (ROOT / "README.md", ROOT / "docs" / "design.md", ROOT / "HACKING.md"):
+        in_table = False
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"^\|[-| :]+\|$", line):
+                in_table = True
+            elif not line.strip():
+                in_table = False
+            elif in_table:
+                assert line.startswith("|"), f"{doc.name}:{number}: a line inside a table that is not a row: {line[:60]!r}"
