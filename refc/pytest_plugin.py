@@ -3,8 +3,11 @@
 ``*.json`` file ``refc replay DIR`` replays: a campaign's output directory stands
 for its ``cases/``) as a test item that replays it as ``refc replay`` does: a
 ``"pass"`` case must pass every check, a ``{"reject": ID}`` case must be
-rejected with that id. ``--refc-mutant NAME`` replays them against a mutant
-(a case then passes when it still kills it). The option may repeat.
+rejected with that id, and one recorded with ``"mutant": NAME`` must still
+kill it. ``--refc-mutant NAME`` replays them against a mutant with ``refc
+replay --mutant``'s verdicts: a case passes whether it kills NAME or not,
+unless it is recorded against NAME and no longer kills it. ``--refc-corpus``
+may repeat.
 
 Importing the plugin registers refc's Hypothesis profiles (``refc.profiles``);
 without ``--refc-corpus`` it adds nothing to a run.
@@ -75,20 +78,20 @@ class CorpusCase(pytest.Item):
     plugins: tuple[str, ...] = ()  # the modules of a user's code the case names (known once it is loaded)
 
     def runtest(self) -> None:
-        from fuzz.corpus import load_case, replay
-        from fuzz.replay import plugin_modules
+        from fuzz.corpus import load_case
+        from fuzz.replay import Verdict, judge, plugin_modules
         from refcompiler.errors import RefCompilerError
 
         mutant = self.config.getoption("refc_mutant")
         try:
             case = load_case(self.path)
             self.plugins = plugin_modules(case)
-            finding = replay(case, mutant=mutant)
+            outcome = judge(case, mutant=mutant)  # refc replay's verdict: with a mutant, ok when the case kills it
         except RefCompilerError as e:
             text = str(e)  # a malformed file's message leads with the path the report names already
             raise CaseFailure(text.removeprefix(f"{self.path}: ")) from None
-        if finding is not None:
-            raise CaseFailure(f"expected {case.expect}, got: {finding}")
+        if outcome.verdict is not Verdict.OK:
+            raise CaseFailure(f"{outcome.verdict.value}: {outcome.detail}")
 
     def replay_command(self) -> str:
         """The ``refc replay`` command that checks this case as this run did: with

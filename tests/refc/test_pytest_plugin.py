@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -32,11 +33,25 @@ def test_a_failing_case_prints_the_replay_command_that_runs_it(tmp_path):
     case = (ROOT / "corpus" / "example.read_then_save.json").read_text().replace('"pipeline": "O2"', '"pipeline": "my_passes:PIPELINE"')
     assert "my_passes:PIPELINE" in case
     (tmp_path / "corpus" / "mine.json").write_text(case)
-    shutil.copy(ROOT / "corpus" / "reject.OWN-2.json", tmp_path / "corpus")
+    stale = json.loads((ROOT / "corpus" / "example.read_then_save.json").read_text())
+    stale["mutant"] = "verify-allow-foreign-state"  # recorded against it, and no longer kills it
+    (tmp_path / "corpus" / "stale.json").write_text(json.dumps(stale))
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert re.search(r"^replay: refc replay \S*/corpus/mine.json --allow-plugin my_passes$", done.stdout, re.M), done.stdout[-3000:]
     done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-mutant", "verify-allow-foreign-state")
     assert done.returncode == 1, done.stdout[-3000:]
-    assert re.search(r"^replay: refc replay \S*/corpus/mine.json --mutant verify-allow-foreign-state --allow-plugin my_passes$", done.stdout, re.M), done.stdout[-3000:]
-    assert re.search(r"^replay: refc replay \S*/corpus/reject.OWN-2.json --mutant verify-allow-foreign-state$", done.stdout, re.M), done.stdout[-3000:]
+    assert re.search(r"^replay: refc replay \S*/corpus/stale.json --mutant verify-allow-foreign-state$", done.stdout, re.M), done.stdout[-3000:]
+
+
+def test_against_a_mutant_a_case_that_kills_it_passes_as_refc_replay_says(tmp_path):
+    """`refc replay corpus --mutant M` says 'ok: kills M'; the plugin failed those items."""
+    (tmp_path / "corpus").mkdir()
+    for name in ("mutant.sched-drop-save-war", "example.read_then_save"):
+        shutil.copy(ROOT / "corpus" / f"{name}.json", tmp_path / "corpus")
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-mutant", "sched-drop-save-war")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert len(re.findall(r"^PASSED ", done.stdout, re.M)) == 2, done.stdout[-3000:]
 
 
 def test_a_malformed_case_is_named_once(tmp_path):
