@@ -40,8 +40,12 @@ __all__ = [
     "format_case_doc",
     "write_text_atomic",
     "case_files",
+    "is_campaign_dir",
     "replay",
 ]
+
+# what ``refc fuzz --out DIR`` writes beside ``DIR/cases/`` after every chunk
+CAMPAIGN_FILES = ("summary.json", "junit.xml")
 
 
 def load_case(path: str | os.PathLike[str]) -> Case:
@@ -74,16 +78,38 @@ def write_case(path: str | os.PathLike[str], case: Case) -> None:
 
 def case_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The case files ``paths`` name: a file as it is, a directory's ``*.json``
-    files (recursively, sorted). A path that does not exist is a ``MalformedInput``."""
+    files (recursively, sorted). A campaign's output directory met on the way
+    (``is_campaign_dir``), the directory given included, stands for its
+    ``cases/`` only: its summary, its bug folders and the outputs of earlier
+    campaigns moved into it are not cases. A path that does not exist is a
+    ``MalformedInput``."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(sorted(p.rglob("*.json")))
+            out.extend(_directory_cases(p))
         elif p.exists():
             out.append(p)
         else:
             raise MalformedInput("no such file or directory", path=str(p))
     return out
+
+
+def is_campaign_dir(path: Path) -> bool:
+    """Whether ``path`` is the output directory of a ``refc fuzz`` campaign
+    (it holds the ``CAMPAIGN_FILES``)."""
+    return all((path / name).is_file() for name in CAMPAIGN_FILES)
+
+
+def _directory_cases(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for where, dirs, files in os.walk(root):
+        here = Path(where)
+        if is_campaign_dir(here):
+            dirs[:] = []
+            found.extend((here / "cases").rglob("*.json"))
+            continue
+        found.extend(here / f for f in files if f.endswith(".json"))
+    return sorted(found)
 
 
 def replay(case: Case, *, mutant: str | None = None) -> Finding | None:

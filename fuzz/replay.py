@@ -2,9 +2,10 @@
 
 A case file is data. The only code a case can name is a plug-in, a
 ``module:attribute`` pipeline item (or scheduler); ``plugin_modules`` lists
-the modules, and ``judge`` never resolves such a case: the caller decides
-(``refc replay --allow-plugin MODULE`` runs it in a child process, see
-``refc.cli.replay``). Everything else in a case is checked before anything
+the modules, and ``judge`` is called on such a case only once the caller
+allowed them (``refc replay --allow-plugin MODULE`` runs it in a child
+process, see ``refc.cli.replay``); a plug-in that cannot be loaded there (its
+module is not on the path) is ``needs plug-in``, not a regression of the case. Everything else in a case is checked before anything
 runs: its pipeline names, its mutant name, and that a stored schedule is a
 legal order of exactly its nodes.
 
@@ -21,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from refcompiler.errors import RefCompilerError
+from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.limits import shown
 from refcompiler.mutants import CATALOG
@@ -31,7 +32,7 @@ from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
 
-__all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "order_problem", "judge", "exit_code"]
+__all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "plugin_problem", "order_problem", "judge", "exit_code"]
 
 
 class Verdict(enum.Enum):
@@ -125,6 +126,27 @@ def _schedule_problem(case: Case) -> str | None:
     return None
 
 
+def plugin_problem(case: Case) -> str | None:
+    """Why a plug-in the case names cannot be loaded (its module does not import
+    from here, the attribute is missing or is no pipeline, scheduler or target),
+    or ``None``. Imports the plug-in modules: call it only once they are allowed."""
+    from refcompiler.schedulers import resolve_scheduler
+    from refcompiler.targets import resolve_target
+
+    scheduler = getattr(case, "scheduler", None)
+    loads = [(resolve_pipeline, case.pipeline)] if any(":" in item for item in case.pipeline.split(",")) else []
+    loads += [(resolve_scheduler, scheduler)] if isinstance(scheduler, str) and ":" in scheduler else []
+    loads += [(resolve_target, case.target.spec)] if case.target is not None and ":" in case.target.spec else []
+    for load, spec in loads:
+        try:
+            load(spec)
+        except UsageError as e:
+            return f"needs plug-in {', '.join(plugin_modules(case))}: {e} (replay where the module imports, or put it on PYTHONPATH)"
+        except ExecutionError:  # it loads, and its own code fails (a pipeline function that raises): the case's finding
+            return None
+    return None
+
+
 def judge(case: Case, *, mutant: str | None = None) -> Outcome:
     """The verdict of a case that names no plug-in, or one the caller allowed.
 
@@ -136,6 +158,9 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
     problem = case_problem(case)
     if problem is not None:
         return Outcome(Verdict.MALFORMED, problem)
+    unloadable = plugin_problem(case)
+    if unloadable is not None:  # not a finding of the case: checking it would blame the compiler for a setup problem
+        return Outcome(Verdict.NEEDS_PLUGIN, unloadable)
     if mutant is not None:
         kills = check_case(case, mutant=mutant).finding is not None
         if kills:

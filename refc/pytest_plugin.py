@@ -1,9 +1,13 @@
 """A pytest plugin (registered as the ``refc`` ``pytest11`` entry point):
 ``pytest --refc-corpus DIR`` collects every corpus case under ``DIR`` (each
-``*.json`` file) as a test item that replays it as ``refc replay`` does: a
+``*.json`` file ``refc replay DIR`` replays: a campaign's output directory stands
+for its ``cases/``) as a test item that replays it as ``refc replay`` does: a
 ``"pass"`` case must pass every check, a ``{"reject": ID}`` case must be
-rejected with that id. ``--refc-mutant NAME`` replays them against a mutant
-(a case then passes when it still kills it). The option may repeat.
+rejected with that id, and one recorded with ``"mutant": NAME`` must still
+kill it. ``--refc-mutant NAME`` replays them against a mutant with ``refc
+replay --mutant``'s verdicts: a case passes whether it kills NAME or not,
+unless it is recorded against NAME and no longer kills it. ``--refc-corpus``
+may repeat.
 
 Importing the plugin registers refc's Hypothesis profiles (``refc.profiles``);
 without ``--refc-corpus`` it adds nothing to a run.
@@ -11,6 +15,7 @@ without ``--refc-corpus`` it adds nothing to a run.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,11 +44,23 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(str(root))
 
 
+_CASES = pytest.StashKey[frozenset[Path]]()
+
+
+def _case_paths(config: pytest.Config) -> frozenset[Path]:
+    """The case files under the roots, as ``refc replay`` lists them (``fuzz.corpus.case_files``), resolved."""
+    if _CASES not in config.stash:
+        from fuzz.corpus import case_files
+
+        config.stash[_CASES] = frozenset(p.resolve() for p in case_files(_roots(config)))
+    return config.stash[_CASES]
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix != ".json":
         return None
     resolved = file_path.resolve()
-    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)):
+    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)) and resolved in _case_paths(parent.config):
         return CorpusFile.from_parent(parent, path=file_path)
     return None
 
@@ -58,22 +75,38 @@ class CaseFailure(Exception):
 
 
 class CorpusCase(pytest.Item):
+    plugins: tuple[str, ...] = ()  # the modules of a user's code the case names (known once it is loaded)
+
     def runtest(self) -> None:
-        from fuzz.corpus import load_case, replay
+        from fuzz.corpus import load_case
+        from fuzz.replay import Verdict, judge, plugin_modules
         from refcompiler.errors import RefCompilerError
 
         mutant = self.config.getoption("refc_mutant")
         try:
             case = load_case(self.path)
-            finding = replay(case, mutant=mutant)
+            self.plugins = plugin_modules(case)
+            outcome = judge(case, mutant=mutant)  # refc replay's verdict: with a mutant, ok when the case kills it
         except RefCompilerError as e:
-            raise CaseFailure(str(e)) from None
-        if finding is not None:
-            raise CaseFailure(f"expected {case.expect}, got: {finding}")
+            text = str(e)  # a malformed file's message leads with the path the report names already
+            raise CaseFailure(text.removeprefix(f"{self.path}: ")) from None
+        if outcome.verdict is not Verdict.OK:
+            raise CaseFailure(f"{outcome.verdict.value}: {outcome.detail}")
+
+    def replay_command(self) -> str:
+        """The ``refc replay`` command that checks this case as this run did: with
+        ``--refc-mutant``'s mutant, allowing each plug-in module the case names."""
+        words = ["refc", "replay", str(self.path)]
+        mutant = self.config.getoption("refc_mutant")
+        if mutant is not None:
+            words += ["--mutant", mutant]
+        for module in self.plugins:
+            words += ["--allow-plugin", module]
+        return shlex.join(words)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CaseFailure):
-            return f"{self.path}: {excinfo.value}\nreplay: refc replay {self.path}"
+            return f"{self.path}: {excinfo.value}\nreplay: {self.replay_command()}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

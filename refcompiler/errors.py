@@ -111,10 +111,15 @@ class InvariantViolation(RefCompilerError):
 
 
 class ExecutionError(RefCompilerError):
+    """A run or a compile that failed. ``component``: the part of the compiler under
+    test whose code failed, when it is a user's (a pass by name, ``scheduler``),
+    which a fuzz finding blames, so that two plug-ins' failures are two findings."""
+
     exit_code = 1
 
-    def __init__(self, message: str, *, node: str | None = None):
+    def __init__(self, message: str, *, node: str | None = None, component: str = ""):
         self.node = node
+        self.component = component
         super().__init__(message)
 
 

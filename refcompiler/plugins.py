@@ -66,7 +66,7 @@ class _Exited(BaseException):
 
 
 @contextlib.contextmanager
-def _guarded(what: str) -> Iterator[list[int]]:
+def _guarded(what: str, blame: str = "") -> Iterator[list[int]]:
     """Run a block of a user's code: what it prints goes to stderr (stdout may
     carry refc's own output, e.g. ``refc run --out -``), and ``os._exit``
     raises instead of ending refc with no word; only in the thread that runs it
@@ -90,21 +90,21 @@ def _guarded(what: str) -> Iterator[list[int]]:
             except KeyboardInterrupt as e:
                 if seen or _refcs_own(e):
                     raise
-                raise _interrupt_error(what, e) from None
+                raise _interrupt_error(what, e, blame) from None
     except _Exited as e:
-        raise _exit_error(what, e) from None
+        raise _exit_error(what, e, blame) from None
     finally:
         os._exit = real_exit
 
 
-def _interrupt_error(what: str, e: KeyboardInterrupt) -> ExecutionError:
+def _interrupt_error(what: str, e: KeyboardInterrupt, blame: str) -> ExecutionError:
     """A ``KeyboardInterrupt`` the user's code raised itself (no signal came)."""
     said = _short(e)
-    return ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else ""))
+    return ExecutionError(f"{what} raised KeyboardInterrupt" + (f": {said}" if said else ""), component=blame)
 
 
-def _exit_error(what: str, e: _Exited) -> ExecutionError:
-    return ExecutionError(f"{what} called os._exit({e.code!r})")
+def _exit_error(what: str, e: _Exited, blame: str) -> ExecutionError:
+    return ExecutionError(f"{what} called os._exit({e.code!r})", component=blame)
 
 
 @contextlib.contextmanager
@@ -156,42 +156,43 @@ def _import(module_name: str) -> object:
         sys.path.remove(cwd)
 
 
-def call_untrusted(fn: Callable[..., object], what: str, *args: object) -> object:
+def call_untrusted(fn: Callable[..., object], what: str, *args: object, blame: str = "") -> object:
     """``fn(*args)``, where ``fn`` is a user's code described by ``what`` (e.g.
     "the scheduler my_sched.schedule", "pass my_pass"). An exception it raises is
-    a finding about it (``ExecutionError``, exit 1), not a bug in refc; a
-    ``RefCompilerError`` passes through as it is."""
-    with untrusted_calls(what) as call:
+    a finding about it (``ExecutionError``, exit 1, whose ``component`` is
+    ``blame``: the component of the compiler it is, e.g. the pass's name), not a
+    bug in refc; a ``RefCompilerError`` passes through as it is."""
+    with untrusted_calls(what, blame) as call:
         return call(fn, *args)
 
 
 @contextlib.contextmanager
-def untrusted_calls(what: str) -> Iterator[Callable[..., object]]:
+def untrusted_calls(what: str, blame: str = "") -> Iterator[Callable[..., object]]:
     """A block that calls a user's code many times (a scheduler asked for
     hundreds of seeds): ``call(fn, *args)`` is ``call_untrusted(fn, what,
     *args)``, with the guards of ``_guarded`` set up once for the block
     instead of at every call (swapping the signal handlers costs ~40 us)."""
-    with _guarded(what) as seen:
-        yield lambda fn, *args: _call(what, seen, fn, args)
+    with _guarded(what, blame) as seen:
+        yield lambda fn, *args: _call(what, blame, seen, fn, args)
 
 
-def _call(what: str, seen: list[int], fn: Callable[..., object], args: tuple[object, ...]) -> object:
+def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], args: tuple[object, ...]) -> object:
     try:
         return fn(*args)
     except (RefCompilerError, GeneratorExit):
         raise
     except _Exited as e:
-        raise _exit_error(what, e) from None
+        raise _exit_error(what, e, blame) from None
     except KeyboardInterrupt as e:
         if seen or _refcs_own(e):  # an interrupt: a signal handler ran during the block
             raise
-        raise _interrupt_error(what, e) from None
+        raise _interrupt_error(what, e, blame) from None
     except SystemExit as e:  # a user's sys.exit must not end refc (or a campaign)
-        raise ExecutionError(f"{what} called sys.exit({e.code!r})") from None
+        raise ExecutionError(f"{what} called sys.exit({e.code!r})", component=blame) from None
     except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
         if _refcs_own(e):  # a deadline refc raised into the call (a case's time limit) goes on up
             raise
-        raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}") from None
+        raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}", component=blame) from None
 
 
 def _refcs_own(e: BaseException) -> bool:

@@ -4,6 +4,7 @@ becomes a corpus case that replays."""
 
 from __future__ import annotations
 
+import shlex
 import threading
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -19,7 +20,7 @@ from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["Example", "Failure", "check_within", "finish", "timeout_finding"]
+__all__ = ["Example", "Failure", "check_within", "finish", "found_by", "timeout_finding"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,29 @@ def versions() -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def found_by(config: CampaignConfig) -> str:
+    """The ``refc fuzz`` command that finds a campaign's failures again: its seed
+    and every option that changes what is tested or generated (the mutant, the
+    scheduler and pipeline under test, the target, the graph, the graph size,
+    the symbolic stage) that is not the default."""
+    words = ["refc", "fuzz", "--seed", str(config.seed)]
+    if config.mutant:
+        words += ["--mutant", config.mutant]
+    if config.schedulers != CampaignConfig.schedulers and len(config.schedulers) == 1:
+        words += ["--scheduler", config.schedulers[0]]
+    if config.pipeline != CampaignConfig.pipeline:
+        words += ["--pipeline", config.pipeline]
+    if config.target:
+        words += ["--target", config.target]
+    if config.graph_file:
+        words += ["--graph", config.graph_file]
+    if config.max_nodes != CampaignConfig.max_nodes:
+        words += ["--max-nodes", str(config.max_nodes)]
+    if config.symbolic is not None:
+        words += ["--symbolic", "on" if config.symbolic else "off"]
+    return shlex.join(words)
+
+
 def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Finding, seed: int) -> Case:
     """The corpus case for a finding, recording what the campaign ran. For a
     finding under a scheduler's own order: a user's scheduler is recorded with
@@ -104,9 +128,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     correct compiler and reproduces (a plain regression test of its own), else
     the scheduler and seed. Other explicit orders as before: stored when legal
     and reproducing, else none (replay then checks the standard schedules)."""
-    found_by = f"refc fuzz --seed {config.seed}" + (f" --mutant {config.mutant}" if config.mutant else "") + (f" --target {config.target}" if config.target else "")
-    found_by += f" --graph {config.graph_file}" if config.graph_file else ""
-    base = Case(graph, expect, config.pipeline, None, (), found_by, config.mutant,
+    base = Case(graph, expect, config.pipeline, None, (), found_by(config), config.mutant,
                 versions=versions(), command=config.command, target=_target_record(config, finding))
     if expect.kind is ExpectKind.REJECT:
         return base

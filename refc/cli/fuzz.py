@@ -315,7 +315,11 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
         print(f"  {entry['text']}: {entry['explanation']}")
         print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:
-        print(f"  bug folder {folder}: python {folder / 'repro.py'}")
+        script = folder / "repro.py"
+        if script.is_file():
+            print(f"  bug folder {folder}: python {script}")
+        else:  # the target's bug_files wrote no script (e.g. torch-inductor, a plug-in's own files)
+            print(f"  bug folder {folder}: {', '.join(sorted(p.name for p in folder.iterdir()))} (no repro.py: the target writes none)")
     _github(summary, out)
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")

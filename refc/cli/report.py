@@ -103,24 +103,39 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any) -> FindingView:
         for key, label in (("nodes", "nodes after shrinking"), ("nodes_before_reduction", "nodes before reduction"),
                            ("seconds_to_find", "seconds to find"), ("reproduces", "reproduces on replay"),
                            ("passes_without_mutant", "passes without the mutant"))
-        if key in entry
+        if entry.get(key) is not None  # e.g. passes_without_mutant of a campaign without one
     ]
     title = str(entry.get("text") or entry.get("signature") or "a finding")
     explanation = str(entry.get("explanation", ""))
     path = _case_path(out, entry)
     if path is None:
         return FindingView(title, explanation, tuple(facts), "-", "", None, f"the summary names no case file inside {out}")
-    replay = f"refc replay {shlex.quote(str(out / str(entry['case'])))}" + (f" --mutant {shlex.quote(str(mutant))}" if isinstance(mutant, str) and mutant else "")
+    words = ["refc", "replay", str(out / str(entry["case"]))] + (["--mutant", mutant] if isinstance(mutant, str) and mutant else [])
+    replay = shlex.join(words)
     try:
         _bounded(path)
         case_text = path.read_text(encoding="utf-8")
         graph = load_graph(path)
+        # a case naming the user's scheduler, pipeline or target replays only with its module allowed
+        replay = shlex.join(words + [w for module in _plugins(path) for w in ("--allow-plugin", module)])
         picture, note = _picture(graph, str(path))
     except (OSError, UnicodeDecodeError) as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"cannot read the case {path}: {e}")
     except RefCompilerError as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"the case cannot be drawn: {e}")
     return FindingView(title, explanation, tuple(facts), replay, case_text, picture, note)
+
+
+def _plugins(path: Path) -> tuple[str, ...]:
+    """The plug-in modules the case at ``path`` names (``fuzz.replay.plugin_modules``);
+    none when its case fields are malformed (the page shows the case as it is)."""
+    from fuzz.corpus import load_case
+    from fuzz.replay import plugin_modules
+
+    try:
+        return plugin_modules(load_case(path))
+    except RefCompilerError:
+        return ()
 
 
 def _picture(graph, path: str) -> tuple[str | None, str]:

@@ -20,7 +20,9 @@ schedule-free reference interpreter (DESIGN §2) ``N`` times; without
 A corpus case runs with its input values and is compiled as it records
 (``refc compile``'s rules: its schedule or scheduler and seed, pipeline and
 mutant, unless the command line says otherwise; ``--order a,b,c``;
-``--allow-plugin MODULE`` for a plug-in it names).
+``--allow-plugin MODULE`` for a plug-in it names); a case found against an
+external target runs on that target (as ``refc replay`` does) unless
+``--target`` or ``--reference`` says otherwise.
 """
 
 from __future__ import annotations
@@ -72,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         # not used, but an unknown name given is still bad usage (2); the case's are not imported
         resolve_scheduler(args.scheduler or "topo")
         resolve_pipeline(args.pipeline or "O0")
+    elif args.target is None and settings.target is not None:  # a case found against a target runs on it, as replay runs it
+        settings.check()
+        note_recorded(args, settings)
+        args.target = settings.target
     elif args.target is None:
         settings.check()
         resolve_scheduler(settings.scheduler)

@@ -35,6 +35,7 @@ class Settings:
     mutant: str | None = None
     recorded: tuple[str, ...] = ()
     inputs: tuple[tuple[str, Any], ...] = ()  # the case's input values, by storage name
+    target: str | None = None  # ``refc run``: the external compiler the case was found against, run as replay runs it
     refusal: RefCompilerError | None = None  # why the case cannot be compiled as recorded
 
     def check(self) -> None:
@@ -80,12 +81,16 @@ def _case_settings(case: "Case", args: argparse.Namespace) -> Settings:
     from fuzz.replay import case_problem, plugin_modules
 
     own_order = args.order is None and args.scheduler is None
+    # only ``refc run`` runs a target (its ``--target``): a case found against one runs on
+    # it there, as replay runs it; compile and validate compile it with refc, importing no target
+    on_target = case.target is not None and hasattr(args, "target") and args.target is None
     used = replace(
         case,
         pipeline=case.pipeline if args.pipeline is None else "O0",
         schedule=case.schedule if own_order else None,
         scheduler=case.scheduler if own_order and case.schedule is None else None,
         mutant=case.mutant if args.mutant is None and not args.no_mutant else None,
+        target=case.target if on_target else None,
     )
     refusal: RefCompilerError | None = None
     problem = case_problem(used)
@@ -94,16 +99,19 @@ def _case_settings(case: "Case", args: argparse.Namespace) -> Settings:
         refusal = MalformedInput(problem.partition(": ")[2], path=args.graph, field=problem.partition(": ")[0])
     elif missing:
         flags = " ".join(f"--allow-plugin {m}" for m in missing)
+        instead = "--target/--reference" if used.target is not None else "--scheduler/--pipeline/--order"
         refusal = UsageError(f"{args.graph}: the case names plug-in {', '.join(missing)} (a case file is data; "
-                             f"add {flags} to run it, or choose with --scheduler/--pipeline/--order)")
+                             f"add {flags} to run it, or choose with {instead})")
     recorded = []
-    if used.schedule is not None:
+    if used.target is not None:
+        recorded.append(f"target {used.target.spec}")
+    elif used.schedule is not None:
         recorded.append(f"schedule {','.join(used.schedule)}")
-    if used.scheduler is not None:
+    if used.scheduler is not None and used.target is None:
         recorded.append(f"scheduler {used.scheduler} (seed {used.scheduler_seed or 0})")
-    if args.pipeline is None:
+    if args.pipeline is None and used.target is None:
         recorded.append(f"pipeline {used.pipeline}")
-    if used.mutant is not None:
+    if used.mutant is not None and used.target is None:
         recorded.append(f"mutant {used.mutant}")
     seed = args.seed if args.seed is not None else (used.scheduler_seed or 0) if used.scheduler is not None else 0
     return Settings(
@@ -115,6 +123,7 @@ def _case_settings(case: "Case", args: argparse.Namespace) -> Settings:
         recorded=tuple(recorded),
         inputs=tuple(case_inputs(case).items()),
         refusal=refusal,
+        target=None if used.target is None else used.target.spec,
     )
 
 

@@ -1,7 +1,9 @@
 """``refc validate G``: symbolic translation validation (DESIGN §7.4).
 
 Compiles ``G`` (``--scheduler``, ``--seed``, ``--pipeline``, or an explicit
-``--order a,b,c``) and proves the program's final placeholders and owned state
+``--order a,b,c``; a corpus case as ``refc compile`` does: under its recorded
+schedule or scheduler, pipeline and mutant unless an option says otherwise, a
+plug-in it names imported only with ``--allow-plugin MODULE``) and proves the program's final placeholders and owned state
 equal to the reference's for all input values, after one run and after two
 (``--runs``). With ``--all-schedules``, every legal order up to
 ``--max-orders``, each distinct program validated once; the output says how
@@ -21,7 +23,8 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, load, node_order, out_file, positive_seconds, verdict_exit, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, positive_seconds, verdict_exit, whole_number
+from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
 
@@ -30,12 +33,13 @@ if TYPE_CHECKING:
     from refcompiler.symbolic import Validation
     from refcompiler.symbolic.schedules import AllSchedules
 
+    from refc.cli.settings import Settings
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("validate", help="prove the compiled program equal to the reference for all input values")
     add_graph_argument(p)
-    add_compile_arguments(p)
-    p.add_argument("--order", type=node_order, default=None, metavar="A,B,...", help="an explicit node order instead of the scheduler's")
+    add_compile_arguments(p, from_case=True)
     p.add_argument("--runs", type=int, choices=(1, 2), default=2, help="runs to compare, carrying state (default 2)")
     p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS", help=f"Z3 time limit (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
@@ -52,41 +56,42 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from refcompiler.driver import compile_graph
+    from refcompiler.mutants import activate
     from refcompiler.symbolic import validate_compiled
     from refcompiler.symbolic.schedules import validate_all_schedules
 
     if args.out is not None:
         out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
-    graph = load(args)
     if args.all_schedules and args.order is not None:
         raise UsageError("--order and --all-schedules exclude each other")
+    graph, settings = load_with_settings(args)
+    settings.check()
+    note_recorded(args, settings)
     try:
         if args.all_schedules:
-            result = validate_all_schedules(
-                graph, pipeline=args.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
-            )
-            return _report_all(args, graph, result)
-        compiled = compile_graph(graph, scheduler=args.scheduler, seed=args.seed, pipeline=args.pipeline, schedule=args.order)
+            with activate(settings.mutant):
+                result = validate_all_schedules(
+                    graph, pipeline=settings.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
+                )
+            return _report_all(args, graph, settings, result)
+        compiled = compile_from_args(graph, args, settings)
     except InvariantViolation as e:
-        if args.order is not None and e.invariant == "SCH-1":
-            raise UsageError(f"{args.graph}: --order is not a legal order of the graph: {e}") from None
         raise in_file(args.graph, e) from None
     validation = validate_compiled(graph, compiled, runs=args.runs, timeout=args.timeout, max_terms=args.max_terms)
-    _write_case(args, graph, validation)
+    _write_case(args, graph, settings, validation)
     if args.json:
         print(json.dumps(_validation_doc(validation)))
     else:
-        print(f"{args.graph}: {_describe(validation)}")
+        print(f"{args.graph}: {_describe(validation, settings.pipeline)}")
     return verdict_exit(validation.verdict)
 
 
-def _report_all(args: argparse.Namespace, graph: Graph, result: AllSchedules) -> int:
+def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, result: AllSchedules) -> int:
     from refcompiler.proofs import Verdict
     from refcompiler.symbolic import SCOPE
 
     if result.failing is not None:
-        _write_case(args, graph, result.failing)
+        _write_case(args, graph, settings, result.failing)
     if args.json:
         doc: dict[str, Any] = {
             "verdict": result.verdict.value,
@@ -101,22 +106,22 @@ def _report_all(args: argparse.Namespace, graph: Graph, result: AllSchedules) ->
         print(json.dumps(doc))
     elif result.failing is not None:
         print(f"{args.graph}: {result.verdict.value} at legal order {','.join(result.failing_order or ())} "
-              f"(after {result.orders} orders, {result.programs} distinct programs): {_describe(result.failing)}")
+              f"(after {result.orders} orders, {result.programs} distinct programs): {_describe(result.failing, settings.pipeline)}")
     elif result.verdict is Verdict.PROVED:
         print(f"{args.graph}: proved for all {result.orders} legal orders ({result.programs} distinct programs), "
-              f"pipeline {args.pipeline}, {SCOPE.replace('for this schedule and pipeline, ', '')}")
+              f"pipeline {settings.pipeline}, {SCOPE.replace('for this schedule and pipeline, ', '')}")
     else:
         print(f"{args.graph}: inconclusive: covered {result.orders} legal orders (the limit, --max-orders), not all; "
               f"those {result.programs} distinct programs are proved")
     return verdict_exit(result.verdict)
 
 
-def _describe(v: Validation) -> str:
+def _describe(v: Validation, pipeline: str) -> str:
     from refcompiler.proofs import Verdict
 
     head = f"{v.verdict.value}: {v.detail}"
     if v.verdict is Verdict.PROVED:
-        return f"{head} (schedule {','.join(v.schedule)})"
+        return f"{head} (schedule {','.join(v.schedule)}; pipeline {pipeline})"
     return head
 
 
@@ -137,7 +142,7 @@ def _validation_doc(v: Validation) -> dict[str, Any]:
     }
 
 
-def _write_case(args: argparse.Namespace, graph: Graph, v: Validation) -> None:
+def _write_case(args: argparse.Namespace, graph: Graph, settings: Settings, v: Validation) -> None:
     """The counterexample as a corpus case: the graph, its order, pipeline and inputs."""
     from refcompiler.graph_json import graph_to_doc, write_json_atomic
     from refcompiler.proofs import Verdict
@@ -147,8 +152,8 @@ def _write_case(args: argparse.Namespace, graph: Graph, v: Validation) -> None:
     doc = graph_to_doc(replace(graph, meta=()))
     doc["expect"] = "pass"
     doc["schedule"] = [n for n in v.schedule if n in graph.node_by_name]
-    doc["pipeline"] = args.pipeline
+    doc["pipeline"] = settings.pipeline
     doc["inputs"] = {name: {"value": a.tolist()} for name, a in v.inputs.items()}
-    doc["found_by"] = f"refc validate --pipeline {args.pipeline} --runs {args.runs}"
-    doc["mutant"] = getattr(args, "mutant", None)
+    doc["found_by"] = f"refc validate --pipeline {settings.pipeline} --runs {args.runs}"
+    doc["mutant"] = settings.mutant or getattr(args, "mutant", None)
     write_json_atomic(args.out, doc)

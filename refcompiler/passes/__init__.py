@@ -19,7 +19,7 @@ import importlib
 import inspect
 from typing import Callable, Sequence
 
-from refcompiler.errors import UsageError
+from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.ir import Program
 from refcompiler.ir_verifier import program_violations
 from refcompiler.plugins import call_untrusted, load_attribute
@@ -164,7 +164,7 @@ def _apply(name: str, run: Pass, program: Program) -> object:
     not a bug in refc. The built-in passes are trusted to raise only refc errors."""
     if run in _BUILT_IN:
         return run(program)
-    return call_untrusted(run, f"pass {name}", program)
+    return call_untrusted(run, f"pass {name}", program, blame=name)
 
 
 def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
@@ -185,7 +185,7 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
             program, unrecorded = program.with_passes((*program.passes, *unrecorded)), ()
         result = _apply(name, run, program)
         if not isinstance(result, Program):
-            raise UsageError(f"pass {name} returned {type(result).__name__}, not a Program")
+            raise ExecutionError(f"pass {name} returned {type(result).__name__}, not a Program", component=name)
         if trusted and type(result) is Program:
             program, unrecorded = result, (*unrecorded, name)
         else:

@@ -75,7 +75,7 @@ def scheduler_calls(scheduler: str | Scheduler) -> Iterator[Callable[[Graph, nx.
         return
     qualname = getattr(pick, "__qualname__", None)
     name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
-    with untrusted_calls(f"the scheduler {name}") as call:
+    with untrusted_calls(f"the scheduler {name}", blame="scheduler") as call:
         # copies: the order is checked against ``deps`` and compiled from ``graph``,
         # which a user's code must not edit (the graph's nodes and storage are
         # frozen; what it can change is the graph object and its cached tables)

@@ -1,4 +1,4 @@
-"""Real compilers as targets of refc's oracles (issue 14, DESIGN §11).
+"""Real compilers as targets of refc's oracles (issue 14, DESIGN §8, "External targets").
 
 - ``base``: the protocol (``Configuration``, ``Refused``, ``Outcome``) and the
   harness ``execute_all`` that runs a target's configurations, carrying state;

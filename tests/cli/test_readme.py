@@ -61,3 +61,30 @@ def test_the_bench_row_names_every_section():
 
     usage = command_rows()["bench"]
     assert all(f"--{s.name}" in usage for s in SECTIONS)
+
+
+def test_every_table_line_is_a_row():
+    """A line inside a table that does not start with `|` renders as a stray row
+    (the run row once had a leftover `: 0, 1 ..., 2 |` line under it)."""
+    for doc in (ROOT / "README.md", ROOT / "docs" / "design.md", ROOT / "HACKING.md"):
+        in_table = False
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"^\|[-| :]+\|$", line):
+                in_table = True
+            elif not line.strip():
+                in_table = False
+            elif in_table:
+                assert line.startswith("|"), f"{doc.name}:{number}: a line inside a table that is not a row: {line[:60]!r}"
+
+
+def test_the_target_example_is_a_target_refc_runs_and_finds_wrong(tmp_path, monkeypatch, capsys):
+    """The README's `my_target.py` follows the target protocol: `refc run --target`
+    runs both its configurations and reports the planted bug as TGT-2 (exit 1)."""
+    from tests.cli.inprocess import refc
+
+    block = next(b for b in re.findall(r"```python\n(.*?)```", README, re.S) if b.startswith("# my_target.py"))
+    (tmp_path / "my_target.py").write_text(block)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = refc(capsys, "run", ROOT / "examples" / "read_then_save.json", "--target", "my_target:TARGET")
+    assert code == 1 and "deferred:" in out and "eager:" in out, out
+    assert "TGT-2 configs: 'out' after run 1: eager differs from deferred" in out, out

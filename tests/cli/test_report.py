@@ -105,3 +105,24 @@ def test_without_graphviz_the_report_is_written_and_says_what_to_install(capsys,
     assert refc(capsys, "report", out_dir)[0] == 0
     html = (out_dir / "report.html").read_text()
     assert "apt-get install graphviz" in html and html.count("<svg") == 1 and html.count('<code class="replay">') == 2
+
+
+def test_a_case_of_the_users_code_replays_with_its_module_allowed(capsys, out_dir):
+    """A campaign over `--pipeline my_passes:PIPELINE` (no mutant): the page's replay
+    command is the one that runs the case (`refc replay` refuses a plug-in case
+    without --allow-plugin), and no 'passes without the mutant: None' is shown."""
+    summary = json.loads((out_dir / "summary.json").read_text())
+    summary["mutant"] = None
+    for e in summary["signatures"]:
+        e["passes_without_mutant"] = None
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    case = out_dir / "cases" / "SEM-1.run.relu-save.json"
+    doc = json.loads(case.read_text())
+    doc.update(pipeline="my_passes:PIPELINE", mutant=None)
+    case.write_text(json.dumps(doc))
+    code, _, _ = refc(capsys, "report", out_dir)
+    html = (out_dir / "report.html").read_text()
+    replays = re.findall(r'<code class="replay">([^<]*)</code>', html)
+    assert code == 0 and replays == [f"refc replay {out_dir}/cases/SCH-2.proof.save.json",
+                                     f"refc replay {out_dir}/cases/SEM-1.run.relu-save.json --allow-plugin my_passes"], replays
+    assert "passes without the mutant" not in html and "None" not in re.sub(r"<[^>]*>", "", html)

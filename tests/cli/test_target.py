@@ -50,6 +50,8 @@ def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_pa
     bugs = list((tmp_path / "bugs").iterdir())
     assert bugs and all((b / "finding.json").exists() and (b / "program.txt").exists() for b in bugs)
     assert "bug folder" in out
+    # the fake target's own file is program.txt: no repro.py to run is printed
+    assert "/repro.py" not in out and "(no repro.py: the target writes none)" in out and "program.txt" in out, out
     # the case records the target; replay re-runs it (a module:attr target is a plug-in)
     entry = doc["signatures"][0]
     assert entry["reproduces"] is True and entry["reproduces_reason"] is None
@@ -79,6 +81,23 @@ def test_replay_of_a_built_in_target_case_runs_that_target(capsys, tmp_path):
     assert code == 1 and "on target tvm" in out and "TGT-4" in out and "In-place index" in out, out
     code, out, _ = refc(capsys, "replay", _target_case(tmp_path, SGD, "no-such-target"))
     assert code == 2 and "malformed: target: unknown target 'no-such-target'" in out
+
+
+def test_run_of_a_target_case_runs_that_target_and_compile_imports_none(capsys, tmp_path):
+    """`refc run CASE` of a case found against a plug-in target asked for
+    --allow-plugin and then ran refc's own compiler: it now runs the target, as
+    replay does; compile (and run with --reference or another --target) never
+    imports the case's target, so it needs no --allow-plugin."""
+    case = _target_case(tmp_path, SGD, FAKE + "WRONG")
+    module = FAKE.rstrip(":")
+    code, _, err = refc(capsys, "run", case)
+    assert code == 2 and f"--allow-plugin {module}" in err and "--target/--reference" in err
+    code, out, err = refc(capsys, "run", case, "--allow-plugin", module)
+    assert code == 1 and "TGT-1 reference" in out and f"as the case records: target {FAKE}WRONG" in err, (out, err)
+    code, out, _ = refc(capsys, "run", case, "--target", "onnxruntime-pairs", "--runs", "1")
+    assert code == 0 and "agrees" in out, out
+    code, out, _ = refc(capsys, "compile", case)
+    assert code == 0 and out.startswith('program "sgd_momentum"'), out
 
 
 def test_fuzz_onnxruntime_finds_nothing_on_a_few_graphs(capsys, tmp_path):

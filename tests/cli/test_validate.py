@@ -115,3 +115,20 @@ def test_help_shows_the_validators_defaults(capsys: pytest.CaptureFixture[str]):
     shown = " ".join(out.split())
     assert code == 0
     assert f"(default {DEFAULT_TIMEOUT:g})" in shown and f"(default {DEFAULT_ORDER_LIMIT})" in shown and f"(default {DEFAULT_MAX_TERMS})" in shown
+
+def test_a_corpus_case_is_validated_as_it_records(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    """`refc validate CASE` on a failing case: its pipeline and mutant, as `refc compile`
+    and `refc replay` use them (it said 'proved' under O0 and the correct compiler);
+    a plug-in the case names needs --allow-plugin; --no-mutant and --pipeline override."""
+    case = ROOT / "corpus" / "mutant.share-ignore-later-reads.json"
+    code, out, err = refc(capsys, "validate", case)
+    assert code == 1 and "counterexample" in out and "as the case records:" in err and "mutant share-ignore-later-reads" in err
+    code, out, _ = refc(capsys, "validate", case, "--no-mutant")
+    assert code == 0 and "proved" in out and "pipeline O2)" in out
+    doc = json.loads(case.read_text())
+    doc.update(pipeline="my_walk_passes:PIPELINE", mutant=None)
+    (tmp_path / "plug.json").write_text(json.dumps(doc))
+    code, _, err = refc(capsys, "validate", tmp_path / "plug.json")
+    assert code == 2 and "--allow-plugin my_walk_passes" in err
+    code, out, _ = refc(capsys, "validate", tmp_path / "plug.json", "--pipeline", "O0")
+    assert code == 0 and "pipeline O0)" in out

@@ -97,6 +97,24 @@ def test_case_files_expands_directories(tmp_path):
         case_files([tmp_path / "missing"])
 
 
+def test_a_campaign_directory_stands_for_its_cases(tmp_path):
+    """`refc replay OUT` and `pytest --refc-corpus OUT` after `refc fuzz --out OUT`:
+    the summary, the bug folders (whose graph.json is a valid graph, not a case of
+    the target) and an earlier campaign's outputs are not cases."""
+    out = tmp_path / "corpus" / "nightly"
+    for name in ("summary.json", "junit.xml", "cases/SEM-1.differential.json", "bugs/TGT-2.target.save/graph.json",
+                 "bugs/TGT-2.target.save/finding.json", "earlier-20260101T000000Z/summary.json",
+                 "earlier-20260101T000000Z/junit.xml", "earlier-20260101T000000Z/cases/old.json"):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("{}")
+    (tmp_path / "corpus" / "mine.json").write_text("{}")
+    assert case_files([out]) == [out / "cases" / "SEM-1.differential.json"]
+    assert case_files([tmp_path / "corpus"]) == [tmp_path / "corpus" / "mine.json", out / "cases" / "SEM-1.differential.json"]
+    assert case_files([out / "summary.json"]) == [out / "summary.json"]  # a file named is taken as it is
+    (out / "cases" / "SEM-1.differential.json").unlink()
+    assert case_files([out]) == []
+
+
 def test_replay_checks_the_expectation():
     graph = graph_from_doc(_doc())
     assert replay(Case(graph)) is None

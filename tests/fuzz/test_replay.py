@@ -106,3 +106,20 @@ def test_a_long_wrong_schedule_is_one_short_line():
     out = judge(_case(schedule=many))
     assert time.monotonic() - start < 10
     assert out.verdict is Verdict.MALFORMED and out.detail.endswith("and 59992 more") and len(out.detail) < 200
+
+
+@pytest.mark.parametrize("fields", [
+    {"pipeline": "O2,no_such_module_h9:PASSES"},
+    {"scheduler": "no_such_module_h9:schedule", "scheduler_seed": 1},
+    {"target": {"name": "no_such_module_h9:TARGET", "configurations": [], "failing": None, "passing": None}},
+    {"pipeline": "json:no_such_attribute"},
+])
+def test_an_allowed_plugin_that_cannot_be_loaded_is_needs_plugin_not_regressed(fields):
+    """Replayed from a directory where the user's module does not import, a case
+    was 'regressed' (exit 1: a setup problem reported as a compiler bug), and
+    against a mutant it 'killed' it."""
+    case = _case(**fields)
+    for mutant in (None, "share-ignore-views"):
+        out = judge(case, mutant=mutant)
+        assert out.verdict is Verdict.NEEDS_PLUGIN and out.detail.startswith("needs plug-in "), out
+        assert "PYTHONPATH" in out.detail

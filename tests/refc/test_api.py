@@ -92,7 +92,16 @@ def test_the_tutorial_finds_the_bug_and_the_plugin_replays_the_corpus(tmp_path):
 
 
 def test_the_plugin_reports_a_case_that_no_longer_behaves(tmp_path):
-    done = user_pytest(tutorial(tmp_path), "--refc-corpus", "corpus", "--refc-mutant", "verify-allow-foreign-state", "corpus")
+    """Against a mutant, the verdicts of `refc replay --mutant`: a case that kills
+    it passes (reject.OWN-2 kills verify-allow-foreign-state), one recorded against
+    it that no longer kills it fails."""
+    root = tutorial(tmp_path)
+    doc = json.loads((root / "corpus" / "example.read_then_save.json").read_text())
+    doc["mutant"] = "verify-allow-foreign-state"  # no owned state: this mutant changes nothing here
+    (root / "corpus" / "stale.json").write_text(json.dumps(doc))
+    done = user_pytest(root, "--refc-corpus", "corpus", "--refc-mutant", "verify-allow-foreign-state", "corpus")
     assert done.returncode == 1
-    assert re.search(r"^FAILED corpus/reject.OWN-2.json::reject.OWN-2", done.stdout, re.M)
+    assert re.search(r"^PASSED corpus/reject.OWN-2.json::reject.OWN-2", done.stdout, re.M), done.stdout[-3000:]
+    assert re.search(r"^FAILED corpus/stale.json::stale", done.stdout, re.M), done.stdout[-3000:]
+    assert "no longer kills verify-allow-foreign-state" in done.stdout
     assert "replay: refc replay" in done.stdout and "Traceback" not in done.stdout

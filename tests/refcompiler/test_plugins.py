@@ -177,3 +177,19 @@ def test_a_block_of_calls_guards_each_call_and_sets_the_guards_up_once(monkeypat
     assert os._exit is real_exit and signal.getsignal(signal.SIGINT) is before
     out, err = capsys.readouterr()
     assert out == "" and "chatty 49" in err
+
+
+def test_a_failing_call_names_the_component_it_blames():
+    def mine(*args):
+        raise RuntimeError("boom")
+
+    def exits(*args):
+        raise SystemExit(1)
+
+    for fn in (mine, exits):
+        with pytest.raises(ExecutionError) as e:
+            call_untrusted(fn, "pass mine", 1, blame="mine")
+        assert e.value.component == "mine"
+    with pytest.raises(ExecutionError) as e:
+        call_untrusted(mine, "the scheduler mine")
+    assert e.value.component == ""

@@ -22,7 +22,7 @@ it (``GraphContext.passed_compiled``)."""
 from __future__ import annotations
 
 from refcompiler.driver import compile_graph, compile_order, run_compiled_each, scheduler_order
-from refcompiler.errors import InvariantViolation, RefCompilerError
+from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
 from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
 from refcompiler.symbolic.schedules import canonical_key
@@ -88,7 +88,9 @@ def _compile(ctx: RunContext) -> Finding | None:
         order = ctx.answer.order if ctx.given is None and e.invariant == "SCH-1" else None
         return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame_of(e), order=order, **ctx.where)  # type: ignore[arg-type]
     except RefCompilerError as e:
-        return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", **ctx.where)  # type: ignore[arg-type]
+        # a user's pass or scheduler that raised (or returned no program) is blamed by name, as its violations are
+        blame = e.component if isinstance(e, ExecutionError) else ""
+        return Finding(Stage.COMPILE, None, f"{type(e).__name__}: {e}", blame=blame, **ctx.where)  # type: ignore[arg-type]
     except Exception as e:
         return crash(Stage.COMPILE, e, **ctx.where)
     ctx.order = tuple(ctx.compiled.schedule)

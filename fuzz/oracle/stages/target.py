@@ -1,5 +1,5 @@
 """Stage ``target``: a real compiler (``refcompiler.targets``) against itself and
-against refc's reference (DESIGN §11).
+against refc's reference (DESIGN §8, "External targets").
 
 Runs once per graph, after ``verify`` and ``reference``, in the chain
 ``chain.target_chain`` builds for one target (the default ``CHAIN`` does not

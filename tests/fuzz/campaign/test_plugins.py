@@ -40,6 +40,7 @@ def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
     # the order it produced is kept as data, for `refc show` to draw its broken edge
     assert case.scheduler_order is not None and set(case.scheduler_order) <= set(case.graph.node_by_name)
     assert dict(case.versions).keys() == {"refc", "numpy", "hypothesis", "z3-solver"}
+    assert case.found_by == "refc fuzz --seed 0 --scheduler flaky_scheduler:schedule --max-nodes 6"
     assert replay(case) is not None
     assert replay(replace(case, scheduler="flaky_scheduler:fixed")) is None
 
@@ -53,6 +54,7 @@ def test_a_sharing_pass_that_forgets_other_operands_is_caught_and_replays():
                             graph_file="forgetful_hazard.json", **QUICK)
     failure, case = _only_case(run_campaign(config))
     assert failure.signature.invariant == "IR-6" and case.pipeline == "forgetful_sharing:forgetful"
+    assert case.found_by == "refc fuzz --seed 0 --pipeline forgetful_sharing:forgetful --graph forgetful_hazard.json"
     assert replay(case) is not None
     assert replay(replace(case, pipeline="forgetful_sharing:fixed")) is None
 

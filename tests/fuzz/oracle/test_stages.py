@@ -134,6 +134,38 @@ def test_a_wrong_user_scheduler_is_a_finding():
     assert f is not None and f.invariant == "SCH-1" and f.stage is Stage.COMPILE
 
 
+def raising_scheduler(graph, deps, seed):
+    raise RuntimeError("the scheduler's own bug")
+
+
+def raising_pass(program):
+    raise ValueError("the pass's own bug")
+
+
+def pass_returning_nothing(program):
+    return None
+
+
+RAISING = [raising_pass]
+RETURNING_NOTHING = [pass_returning_nothing]
+
+
+def test_a_user_scheduler_or_pass_that_fails_is_blamed_by_name():
+    """Two plug-ins' failures are two distinct findings, each naming its component
+    (as their invariant violations are), and a pass returning no program is a
+    finding (exit 1) like a pass that raises, not a usage error."""
+    graph = load_graph(READ_THEN_SAVE)
+    by_scheduler = check(graph, scheduler=f"{__name__}:raising_scheduler", proof=False)
+    by_pass = check(graph, pipeline=f"{__name__}:RAISING", proof=False)
+    by_nothing = check(graph, pipeline=f"{__name__}:RETURNING_NOTHING", proof=False)
+    assert by_scheduler is not None and by_scheduler.stage is Stage.COMPILE and by_scheduler.blame == "scheduler"
+    assert "raised RuntimeError: the scheduler's own bug" in by_scheduler.explanation
+    assert by_pass is not None and by_pass.blame == "raising_pass" and str(by_pass.signature) == "error at compile by raising_pass"
+    assert by_nothing is not None and by_nothing.blame == "pass_returning_nothing"
+    assert by_nothing.explanation == "ExecutionError: pass pass_returning_nothing returned NoneType, not a Program"
+    assert len({by_scheduler.signature, by_pass.signature, by_nothing.signature}) == 3
+
+
 # -- dynamic -------------------------------------------------------------------
 
 

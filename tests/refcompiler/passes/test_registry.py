@@ -142,8 +142,13 @@ def test_run_pipeline_verifies_the_lowered_program_first():
 
 
 def test_a_pass_must_return_a_program():
-    with pytest.raises(UsageError, match="returned NoneType"):
+    """A pass that returns no program is a finding about it (exit 1, blamed on
+    it), as one that raises is: not a usage error of refc's command line."""
+    from refcompiler.errors import ExecutionError
+
+    with pytest.raises(ExecutionError, match="pass nothing returned NoneType, not a Program") as e:
         run_pipeline(sample(), [("nothing", lambda p: None)])  # type: ignore[arg-type, return-value]
+    assert e.value.component == "nothing" and e.value.exit_code == 1
 
 
 def test_a_user_pipeline_function_that_misbehaves_is_an_error_naming_it(user_module):
