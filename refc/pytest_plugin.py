@@ -6,8 +6,11 @@ for its ``cases/``) as a test item that replays it as ``refc replay`` does: a
 rejected with that id, and one recorded with ``"mutant": NAME`` must still
 kill it. ``--refc-mutant NAME`` replays them against a mutant with ``refc
 replay --mutant``'s verdicts: a case passes whether it kills NAME or not,
-unless it is recorded against NAME and no longer kills it. ``--refc-corpus``
-may repeat.
+unless it is recorded against NAME and no longer kills it. A case file is
+data: one that names a user's scheduler, pipeline or target (``module:attr``)
+fails as "needs plug-in" unless ``--refc-allow-plugin MODULE`` names its
+module, as ``refc replay --allow-plugin`` does (the allowed code runs in the
+test process). ``--refc-corpus`` and ``--refc-allow-plugin`` may repeat.
 
 Importing the plugin registers refc's Hypothesis profiles (``refc.profiles``);
 without ``--refc-corpus`` it adds nothing to a run.
@@ -30,6 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("refc", "refc corpus cases")
     group.addoption("--refc-corpus", action="append", default=[], metavar="DIR", help="collect the refc corpus cases (*.json) under DIR as tests")
     group.addoption("--refc-mutant", default=None, metavar="NAME", help="replay the corpus cases against a refc mutant")
+    group.addoption("--refc-allow-plugin", action="append", default=[], metavar="MODULE",
+                    help="import MODULE for the cases that name it (a user's scheduler, pipeline or target); without it such a case fails as needing it")
 
 
 def _roots(config: pytest.Config) -> list[Path]:
@@ -86,6 +91,10 @@ class CorpusCase(pytest.Item):
         try:
             case = load_case(self.path)
             self.plugins = plugin_modules(case)
+            missing = [m for m in self.plugins if m not in self.config.getoption("refc_allow_plugin")]
+            if missing:  # a case file is data: nothing it names is imported unless the command line says so
+                flags = " ".join(f"--refc-allow-plugin {m}" for m in missing)
+                raise CaseFailure(f"{Verdict.NEEDS_PLUGIN.value} {', '.join(missing)}: the case names a user's code (add {flags} to run it)")
             outcome = judge(case, mutant=mutant)  # refc replay's verdict: with a mutant, ok when the case kills it
         except RefCompilerError as e:
             text = str(e)  # a malformed file's message leads with the path the report names already

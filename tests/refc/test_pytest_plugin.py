@@ -60,3 +60,21 @@ def test_a_malformed_case_is_named_once(tmp_path):
     done = user_pytest(tmp_path, "--refc-corpus", "corpus")
     assert done.returncode == 1
     assert re.search(r"^\S*corpus/bad.json: nodes: ", done.stdout, re.M), done.stdout[-3000:]
+
+
+def test_a_case_naming_a_users_code_imports_it_only_when_allowed(tmp_path):
+    """A case file is data: a pipeline module it names is imported only with
+    --refc-allow-plugin, as refc replay's --allow-plugin."""
+    (tmp_path / "my_passes.py").write_text(
+        "import pathlib\npathlib.Path('imported').write_text('yes')\n\ndef keep(program):\n    return program\n\nPIPELINE = [keep]\n"
+    )
+    (tmp_path / "corpus").mkdir()
+    case = (ROOT / "corpus" / "example.read_then_save.json").read_text().replace('"pipeline": "O2"', '"pipeline": "my_passes:PIPELINE"')
+    (tmp_path / "corpus" / "mine.json").write_text(case)
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "needs plug-in my_passes: the case names a user's code (add --refc-allow-plugin my_passes to run it)" in done.stdout
+    assert not (tmp_path / "imported").exists()
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-allow-plugin", "my_passes")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (tmp_path / "imported").read_text() == "yes"
