@@ -8,14 +8,16 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from refcompiler.driver import scheduled_graph
 from refcompiler.graph import Graph
+from refcompiler.passes import resolve_pipeline
+from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.case import PASS, Case, Expect, case_inputs
 from fuzz.oracle.chain import CHAIN, Choices, iter_findings, target_chain
 from fuzz.oracle.context import GraphContext
 from fuzz.oracle.finding import Bug, CaseReport, Finding, Signature
 from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules
-from refcompiler.driver import scheduled_graph
 
 __all__ = ["check", "check_case", "legal_on_correct_compiler"]
 
@@ -39,8 +41,14 @@ def check(
     symbolic: bool | None = None,
 ) -> Finding | None:
     """The first finding for one graph under one schedule (``None``: the
-    ``scheduler``'s own order), ``O0`` and ``pipeline``, or ``None``."""
+    ``scheduler``'s own order), ``O0`` and ``pipeline``, or ``None``.
+    ``UsageError`` for a ``pipeline`` or ``scheduler`` that names nothing (an
+    unknown pass, a module that does not import): the caller's mistake, not a
+    finding about the compiler. They are resolved outside ``mutant``, so a
+    mutant's own errors while compiling stay findings."""
+    resolve_pipeline(pipeline)
     if schedule is None:
+        resolve_scheduler(scheduler)
         choice = ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler)
     elif isinstance(schedule, ScheduleChoice):
         choice = schedule

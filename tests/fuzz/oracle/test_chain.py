@@ -6,15 +6,17 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import pytest
+
 import fuzz.oracle.context as context
 from refcompiler.driver import scheduled_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph_json import load_graph
 from refcompiler.mutants import activate
 from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.case import Case, reject
-from fuzz.oracle import CHAIN, Finding, Signature, GraphContext, Location, OracleStage, Stage, check_case, iter_findings
+from fuzz.oracle import CHAIN, Finding, Signature, GraphContext, Location, OracleStage, Stage, check, check_case, iter_findings
 from fuzz.schedules import ScheduleChoice, ScheduleSource
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -340,3 +342,13 @@ def test_an_order_that_passed_under_one_pipeline_is_compiled_under_another(monke
     assert list(iter_findings(ctx, _scheduler_choices("counted_topo", [1]), ["O0"])) == []
     assert list(iter_findings(ctx, _scheduler_choices("counted_topo", [2]), ["O0", "O2"])) == []
     assert [len(c) > 0 for c in calls] == [True, True] and len(calls) == 2  # O0 once, then O2 only
+
+
+def test_check_raises_for_a_pipeline_or_scheduler_that_names_nothing():
+    """A typo is the caller's mistake: were it a finding, a Hypothesis test would
+    report it as a compiler bug (and shrink it)."""
+    graph = load_graph(READ_THEN_SAVE)
+    for kwargs in ({"pipeline": "no_such_module_xyz:PIPELINE"}, {"pipeline": "O2,no_such_pass"}, {"scheduler": "no_such_scheduler"}):
+        with pytest.raises(UsageError):
+            check(graph, **kwargs)
+    assert check(graph, pipeline="O2", scheduler="memory") is None
