@@ -119,7 +119,8 @@ def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, resu
 def _describe(v: Validation, pipeline: str) -> str:
     from refcompiler.proofs import Verdict
 
-    head = f"{v.verdict.value}: {v.detail}"
+    # "counterexample confirmed by ...", not "counterexample: counterexample confirmed by ..."
+    head = v.detail if v.detail.startswith(v.verdict.value) else f"{v.verdict.value}: {v.detail}"
     if v.verdict is Verdict.PROVED:
         return f"{head} (schedule {','.join(v.schedule)}; pipeline {pipeline})"
     return head

@@ -36,6 +36,7 @@ def test_a_counterexample_is_confirmed_and_written_as_a_corpus_case(capsys: pyte
     out_file = tmp_path / "found.json"
     code, out, _ = refc(capsys, "validate", VIEWS, "--mutant", "share-ignore-views", "--pipeline", "O2", "--out", out_file)
     assert code == 1 and "counterexample confirmed by concrete execution" in out
+    assert "counterexample: counterexample" not in out  # the verdict is said once
     case = load_case(out_file)
     assert case.expect.kind.value == "pass" and case.pipeline == "O2" and case.schedule and case.inputs
     assert case.found_by and case.found_by.startswith("refc validate") and case.mutant == "share-ignore-views"
