@@ -63,6 +63,18 @@ def test_show_of_a_case_with_a_malformed_schedule_is_exit_2(capsys, tmp_path):
     assert (code, out) == (2, "") and err == f"refc show: {path}: schedule: must be a list of node names\n"
 
 
+@pytest.mark.parametrize("field", ["found_by", "mutant", "schedule"])
+def test_show_of_a_case_with_a_lone_surrogate_is_exit_2_not_a_traceback(capsys, tmp_path, field):
+    # "\ud800" is valid JSON but no text: drawing it raised UnicodeEncodeError (exit 4)
+    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
+    doc[field] = ["\ud800", *doc["schedule"]] if field == "schedule" else "x\ud800"
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    where = "schedule[0]" if field == "schedule" else field
+    assert (code, out) == (2, "") and err.startswith(f"refc show: {path}: {where}: a string holds a lone UTF-16 surrogate")
+
+
 def test_without_graphviz_a_picture_is_exit_2_naming_the_package(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     for argv in (["show", EXAMPLES[0], "--format", "svg"], ["compile", EXAMPLES[0], "--format", "png"]):
