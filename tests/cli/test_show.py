@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -73,6 +74,17 @@ def test_show_of_a_case_with_a_lone_surrogate_is_exit_2_not_a_traceback(capsys, 
     code, out, err = refc(capsys, "show", path, "--format", "dot")
     where = "schedule[0]" if field == "schedule" else field
     assert (code, out) == (2, "") and err.startswith(f"refc show: {path}: {where}: a string holds a lone UTF-16 surrogate")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
+def test_show_of_a_case_with_control_characters_draws_them_escaped(capsys, tmp_path):
+    # a NUL in found_by made dot reject the text (exit 4); an ESC went out raw
+    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
+    doc["found_by"] = "fuzz\x00\x1b[2J"
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = refc(capsys, "show", path, "--format", "svg")
+    assert code == 0 and "\x1b" not in out and "fuzz\\x00\\x1b[2J" in out
 
 
 def test_without_graphviz_a_picture_is_exit_2_naming_the_package(capsys, monkeypatch, tmp_path):
