@@ -44,7 +44,7 @@ def load_graph(path: str | os.PathLike[str]) -> Graph:
 def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     """Build a graph from a parsed ``refc-graph/1`` document."""
     check_structure(doc, path)
-    limits.check("nodes", len(doc["nodes"]) + len(doc.get("storage", [])), path or "the graph")
+    limits.check("nodes", len(doc["nodes"]) + len(doc.get("storage", [])), "" if path else "the graph", path=path)
     fail = _failer(path)
     storage = tuple(_storage(fail, s, _where("storage", i, s), path) for i, s in enumerate(doc.get("storage", [])))
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
@@ -102,7 +102,7 @@ def _check_references(fail: Fail, storage: tuple[Storage, ...], nodes: tuple[Nod
 
 def _storage(fail: Fail, doc: dict[str, Any], where: str, path: str | None) -> Storage:
     kind, dtype, shape = StorageKind(doc["kind"]), Dtype(doc["dtype"]), tuple(doc["shape"])
-    limits.check("elements", math.prod(shape), ": ".join(p for p in (path, f"{where}.shape") if p))
+    limits.check("elements", math.prod(shape), f"{where}.shape", path=path)
     owner = doc.get("owner")
     if owner is not None and kind is not StorageKind.OWNED:
         raise fail(f"{where}.owner", f"only owned storage has an owner, this is {kind.value}")

@@ -49,20 +49,22 @@ def value(name: str) -> int:
     return int(text)
 
 
-def check(name: str, amount: int, where: str) -> None:
+def check(name: str, amount: int, where: str, *, path: str | None = None) -> None:
     """Raise ``LimitExceeded`` when ``amount`` is above the limit ``name``;
-    ``where`` names the file or node (``"g.json: node 'ab'"``)."""
+    ``where`` names the place (``"node 'ab' (add) result 0"``, ``"members"``, or
+    nothing: the whole file) in the file ``path``, when there is one."""
     bound = value(name)
     if amount > bound:
         limit = LIMITS[name]
-        raise LimitExceeded(f"{where}: needs {_count(amount)} {limit.what}, more than the limit {bound} ({limit.env})")
+        lead = f"{where}: " if where else ""
+        raise LimitExceeded(f"{lead}needs {_count(amount)} {limit.what}, more than the limit {bound} ({limit.env})", path=path)
 
 
-def over(name: str, where: str) -> LimitExceeded:
-    """The error for ``where`` having more than the limit ``name`` (the amount unknown:
-    reading stopped at the limit)."""
+def over(name: str, path: str) -> LimitExceeded:
+    """The error for the file ``path`` having more than the limit ``name`` (the
+    amount unknown: reading stopped at the limit)."""
     limit = LIMITS[name]
-    return LimitExceeded(f"{where}: more than the limit of {value(name)} {limit.what} ({limit.env})")
+    return LimitExceeded(f"more than the limit of {value(name)} {limit.what} ({limit.env})", path=path)
 
 
 def _count(n: int) -> str:

@@ -87,7 +87,7 @@ def _check_headers(path: str) -> None:
     total = 0
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
-        limits.check("nodes", len(members), f"{path}: members")
+        limits.check("nodes", len(members), "members", path=path)
         for info in members:
             with zf.open(info) as member:
                 if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
@@ -109,9 +109,9 @@ def _check_headers(path: str) -> None:
             if len(shape) > limits.MAX_RANK:
                 raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
             count = int(np.prod(shape, dtype=object)) if shape else 1
-            limits.check("elements", count, f"{path}: {name}")
+            limits.check("elements", count, name, path=path)
             total += count * dtype.itemsize
-            limits.check("file_bytes", total, f"{path}: {name} (decompressed)")
+            limits.check("file_bytes", total, f"{name} (decompressed)", path=path)
 
 
 def _field(name: str) -> str:
