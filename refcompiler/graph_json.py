@@ -50,7 +50,7 @@ def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
     _check_names(fail, storage, nodes)
     _check_references(fail, storage, nodes)
-    name = doc.get("name") or (Path(path).stem if path else "graph")
+    name = doc.get("name") or _default_name(path)
     meta = tuple((k, v) for k, v in doc.items() if k not in ("format", "name", "storage", "nodes"))
     return Graph(name=name, storage=storage, nodes=nodes, meta=meta)
 
@@ -60,6 +60,19 @@ def _failer(path: str | None) -> Fail:
         return MalformedInput(message, path=path, field=where)
 
     return fail
+
+
+MAX_NAME = 200  # characters of a graph's name (the schema's maxLength)
+
+
+def _default_name(path: str | None) -> str:
+    """The name of a graph whose file gives none: the file's name without its
+    suffix, held to the rule for a ``name`` (one printable line of at most
+    ``MAX_NAME`` characters): a character that is not printable (a control
+    character, a byte that is not UTF-8 in the file name) is written as its escape."""
+    stem = Path(path).stem if path else ""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in stem)
+    return text[:MAX_NAME] or "graph"
 
 
 def _where(field: str, i: int, doc: dict[str, Any]) -> str:

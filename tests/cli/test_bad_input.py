@@ -64,6 +64,18 @@ def test_an_empty_file_name_is_bad_usage(capsys, argv):
     assert code == 2 and "expected a file name, got an empty string" in err and out == ""
 
 
+@pytest.mark.parametrize("argv", [["show"], ["show", "--format", "dot"], ["compile", "--format", "dot"], ["prove", "--format", "dot"]])
+def test_a_file_name_that_is_not_utf8_or_has_an_escape_is_no_traceback(capsys, tmp_path, argv):
+    # the graph's default name is the file's stem: "g\udcff" could not be encoded (exit 4)
+    doc = json.loads(READ_THEN_SAVE.read_text())
+    doc.pop("name", None)
+    path = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"g\xff\x1b[31m.json"))
+    Path(path).write_text(json.dumps(doc))
+    code, out, err = refc(capsys, argv[0], path, *argv[1:])
+    assert code == 0, err
+    assert "\x1b" not in out.replace(path, "")
+
+
 # ------------------------------------------------------------ --inputs
 
 
