@@ -27,6 +27,7 @@ from specs import TensorType
 from refcompiler.errors import MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
+from refcompiler.limits import shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
 from refcompiler.onnx_io.errors import Refused, node_where, refused
@@ -64,14 +65,44 @@ def load_model(path: str | os.PathLike[str]) -> ModelProto:
         raise MalformedInput(f"not an ONNX model (the protobuf does not decode: {_line(e)})", path=p) from None
     if not model.HasField("graph"):
         raise MalformedInput("not an ONNX model (it has no graph)", path=p)
-    for t in model.graph.initializer:
-        if t.data_location == TensorProto.EXTERNAL:
-            raise MalformedInput(f"initializer '{t.name}' keeps its data in another file; refc reads only the model file", path=p)
+    external = _external_tensor(model)
+    if external is not None:
+        raise MalformedInput(f"{external} keeps its data in another file; refc reads only the model file", path=p)
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as e:
         raise MalformedInput(f"not a valid ONNX model: {_line(e)}", path=p) from None
     return model
+
+
+def _external_tensor(model: ModelProto) -> str | None:
+    """The first tensor of ``model`` whose data is in another file (an
+    initializer, a ``Constant``'s value or any node attribute, in the graph, its
+    subgraphs and the model's functions), as a message names it; ``None`` when
+    there is none. ``numpy_helper.to_array`` would read such a file, relative to
+    the current directory."""
+    graphs, nodes = [model.graph], [n for f in model.functions for n in f.node]
+    while graphs or nodes:
+        if graphs:
+            g = graphs.pop()
+            for t in [*g.initializer, *(x for s in g.sparse_initializer for x in (s.values, s.indices))]:
+                if _is_external(t):
+                    return f"initializer {shown(t.name)}"
+            nodes.extend(g.node)
+            continue
+        node = nodes.pop()
+        for a in node.attribute:
+            sparse = [*a.sparse_tensors, *([a.sparse_tensor] if a.HasField("sparse_tensor") else [])]
+            tensors = [*([a.t] if a.HasField("t") else []), *a.tensors, *(x for s in sparse for x in (s.values, s.indices))]
+            if any(_is_external(t) for t in tensors):
+                owner = f"node {shown(node.name)}" if node.name else "an unnamed node"
+                return f"attribute {shown(a.name)} of {owner} ({shown(node.op_type)})"
+            graphs.extend([*([a.g] if a.HasField("g") else []), *a.graphs])
+    return None
+
+
+def _is_external(t: TensorProto) -> bool:
+    return t.data_location == TensorProto.EXTERNAL or len(t.external_data) > 0
 
 
 def _line(e: BaseException) -> str:

@@ -119,3 +119,40 @@ def test_a_model_file_is_read_bounded_not_by_its_stated_size(tmp_path, monkeypat
     monkeypatch.setattr(files, "FIFO_SECONDS", 0.2)
     with pytest.raises(MalformedInput, match="a named pipe no one wrote to"):
         load_model(fifo)
+
+
+def _external(name: str, location: str) -> TensorProto:
+    """A float32[4] tensor whose data is in the file ``location``."""
+    t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=[4], data_location=TensorProto.EXTERNAL)
+    t.external_data.add(key="location", value=location)
+    return t
+
+
+@pytest.mark.parametrize("where", ["constant", "initializer", "subgraph"])
+def test_external_data_is_refused_without_reading_the_file(tmp_path, monkeypatch, where):
+    # a Constant's external value was read through numpy_helper.to_array, from the
+    # current directory: the file's bytes became a constant of the written graph
+    from refcompiler.onnx_io.importer import load_model
+
+    (tmp_path / "secret.bin").write_bytes(b"SECRET-DATA-1234")
+    monkeypatch.chdir(tmp_path)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    constant = helper.make_node("Constant", [], ["c"], value=_external("c", "secret.bin"))
+    inits = [_external("c", "secret.bin")] if where == "initializer" else []
+    nodes = [constant] if where == "constant" else []
+    if where == "subgraph":
+        out = helper.make_tensor_value_info("c", TensorProto.FLOAT, [4])
+        branch = helper.make_graph([constant], "b", [], [out])
+        cond = numpy_helper.from_array(np.array(True), "cond")
+        inits = [cond]
+        nodes = [helper.make_node("If", ["cond"], ["c"], then_branch=branch, else_branch=branch)]
+    graph = helper.make_graph([*nodes, helper.make_node("Add", ["x", "c"], ["y"])], "m", [x], [y], initializer=inits)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k))
+    with pytest.raises(MalformedInput, match="keeps its data in another file; refc reads only the model file"):
+        load_model(path)
+    assert not any("secret" in f for f in opened)
