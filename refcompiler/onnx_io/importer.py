@@ -20,7 +20,7 @@ from typing import Mapping
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TensorProto, numpy_helper
+from onnx import ModelProto, TensorProto
 
 from specs import TensorType
 
@@ -31,7 +31,7 @@ from refcompiler.limits import shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
 from refcompiler.onnx_io.errors import Refused, node_where, refused
-from refcompiler.onnx_io.types import refc_dtype, static_shape
+from refcompiler.onnx_io.types import refc_dtype, static_shape, tensor_array
 
 __all__ = ["Imported", "MIN_OPSET", "MAX_FILE_BYTES", "load_model", "import_model", "import_file"]
 
@@ -148,7 +148,7 @@ def _import(model: ModelProto, dims: dict[str, int], values: dict[str, np.ndarra
     if g.sparse_initializer:
         raise Refused(f"sparse initializer '{g.sparse_initializer[0].values.name}'", "sparse tensors are not supported")
     b = Builder()
-    env: dict[str, Value] = {t.name: Value(None, None, numpy_helper.to_array(t)) for t in g.initializer}
+    env: dict[str, Value] = {t.name: Value(None, None, tensor_array(t, f"initializer {shown(t.name)}")) for t in g.initializer}
     unknown = sorted(set(values) - {vi.name for vi in g.input if vi.name not in env})
     if unknown:
         raise Refused(f"input value '{unknown[0]}'", "names no graph input of the model")

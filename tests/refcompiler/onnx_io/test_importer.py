@@ -156,3 +156,38 @@ def test_external_data_is_refused_without_reading_the_file(tmp_path, monkeypatch
     with pytest.raises(MalformedInput, match="keeps its data in another file; refc reads only the model file"):
         load_model(path)
     assert not any("secret" in f for f in opened)
+
+
+@pytest.mark.parametrize(
+    "tensor, says",
+    [
+        (TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[4], raw_data=bytes(17)), "buffer size must be a multiple"),
+        (TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[4], float_data=[1, 2, 3, 4, 5]), "cannot reshape"),
+    ],
+)
+@pytest.mark.parametrize("as_constant", [True, False])
+def test_tensor_data_that_does_not_fill_its_shape_is_refused(tensor, says, as_constant):
+    # numpy_helper.to_array raised ValueError: exit 4, a traceback
+    x = np.zeros(4, np.float32)
+    if as_constant:
+        node = helper.make_node("Constant", [], ["c"], value=tensor)
+        graph = helper.make_graph([node, helper.make_node("Add", ["x", "c"], ["y"])], "m",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    else:
+        m = model(helper.make_node("Add", ["x", "c"], ["y"]), [("x", x)], [4], initializers=[tensor])
+    with pytest.raises(MalformedInput, match=f"its data does not match its type and shape \\[4\\]: {says}"):
+        import_model(m)
+
+
+@pytest.mark.parametrize("shape, says", [([-5], r"has shape \[-5\]: each dimension must be in 1..2147483647"),
+                                         ([1] * 9, "has rank 9; refc shapes have at most 8 dimensions")])
+def test_a_shape_a_graph_file_cannot_hold_is_refused(shape, says):
+    # imported and written before: a graph file refc itself then refused to read
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "m",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(MalformedInput, match=f"graph input 'x': {says}"):
+        import_model(m)
