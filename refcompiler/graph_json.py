@@ -29,7 +29,7 @@ from refcompiler.graph_schema import check_structure, json_type
 from refcompiler.limits import shown
 from refcompiler.spec import spec_of
 
-__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
+__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "default_name", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
 
 FORMAT = "refc-graph/1"
 _INT32 = (-(2**31), 2**31)
@@ -50,7 +50,7 @@ def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
     _check_names(fail, storage, nodes)
     _check_references(fail, storage, nodes)
-    name = doc.get("name") or _default_name(path)
+    name = doc.get("name") or default_name(path)
     meta = tuple((k, v) for k, v in doc.items() if k not in ("format", "name", "storage", "nodes"))
     return Graph(name=name, storage=storage, nodes=nodes, meta=meta)
 
@@ -65,14 +65,13 @@ def _failer(path: str | None) -> Fail:
 MAX_NAME = 200  # characters of a graph's name (the schema's maxLength)
 
 
-def _default_name(path: str | None) -> str:
+def default_name(path: str | None) -> str:
     """The name of a graph whose file gives none: the file's name without its
     suffix, held to the rule for a ``name`` (one printable line of at most
     ``MAX_NAME`` characters): a character that is not printable (a control
     character, a byte that is not UTF-8 in the file name) is written as its escape."""
     stem = Path(path).stem if path else ""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in stem)
-    return text[:MAX_NAME] or "graph"
+    return limits.printable(stem)[:MAX_NAME] or "graph"
 
 
 def _where(field: str, i: int, doc: dict[str, Any]) -> str:

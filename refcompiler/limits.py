@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from refcompiler.errors import LimitExceeded, UsageError
 
-__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown"]
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable"]
 
 MAX_RANK = 8
 
@@ -83,3 +83,10 @@ def shown(value: object, limit: int = 60) -> str:
         return _magnitude(value)
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 5] + "...'" + f" ({len(text)} characters)"
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a control character,
+    a lone surrogate from a file name that is not UTF-8) written as its escape,
+    the rest as it is: for a name or message made of a file's strings."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

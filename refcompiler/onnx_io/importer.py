@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -27,7 +26,8 @@ from specs import TensorType
 from refcompiler.errors import MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
-from refcompiler.limits import shown
+from refcompiler.graph_json import MAX_NAME, default_name
+from refcompiler.limits import printable, shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
 from refcompiler.onnx_io.errors import Refused, node_where, refused
@@ -111,7 +111,7 @@ def _line(e: BaseException) -> str:
 
 
 def import_file(path: str, *, dims: Mapping[str, int] | None = None, values: Mapping[str, np.ndarray] | None = None) -> Imported:
-    return import_model(load_model(path), path=path, dims=dims, values=values, name=Path(path).stem)
+    return import_model(load_model(path), path=path, dims=dims, values=values, name=default_name(path))
 
 
 def import_model(
@@ -126,7 +126,7 @@ def import_model(
     ``values`` gives graph inputs' values by ONNX name (else seeds 0, 1, ...);
     an int64 input given a value (a shape or axes) becomes a constant."""
     try:
-        return _import(model, dict(dims or {}), dict(values or {}), name or model.graph.name or "model")
+        return _import(model, dict(dims or {}), dict(values or {}), name or printable(model.graph.name)[:MAX_NAME] or "model")
     except Refused as e:
         raise refused(path, e) from None
 

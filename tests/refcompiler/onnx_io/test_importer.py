@@ -191,3 +191,30 @@ def test_a_shape_a_graph_file_cannot_hold_is_refused(shape, says):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(MalformedInput, match=f"graph input 'x': {says}"):
         import_model(m)
+
+
+def test_names_from_the_model_and_its_file_are_shown_escaped(tmp_path):
+    # a node's name went into a refusal raw (an ESC reached the terminal); a file or
+    # graph name with a control character or a non-UTF-8 byte became the graph's name,
+    # and the graph file written was one refc then refused to read
+    import os
+
+    from refcompiler.graph_json import graph_to_doc, load_graph, write_json_atomic
+    from refcompiler.onnx_io.importer import import_file
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    unsupported = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="n\x1b[31m")], "m", [x], [y])
+    with pytest.raises(MalformedInput) as e:
+        import_model(helper.make_model(unsupported, opset_imports=[helper.make_opsetid("", 13)]))
+    assert "\x1b" not in str(e.value) and "node 'n\\x1b[31m' (Sigmoid)" in str(e.value)
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g\x1b[2J", [x], [y])
+    m = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 13)])
+    assert import_model(m).graph.name == "g\\x1b[2J"
+    path = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"m\xff.onnx"))
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    graph = import_file(path).graph
+    assert graph.name == "m\\udcff"
+    write_json_atomic(tmp_path / "g.json", graph_to_doc(graph))
+    assert load_graph(tmp_path / "g.json").name == "m\\udcff"
