@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bounded(path: Path) -> None:
+    """A campaign file refc may read whole: a regular file (a named pipe inside the
+    directory would block the report for ever) of at most ``MAX_FILE_BYTES``."""
+    if path.exists() and not path.is_file():
+        raise MalformedInput("not a regular file (a campaign writes only regular files)", path=str(path))
     if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
         raise MalformedInput(f"larger than {MAX_FILE_BYTES >> 20} MiB, too large for a campaign file", path=str(path))
 
