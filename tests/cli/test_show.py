@@ -87,6 +87,20 @@ def test_show_of_a_case_with_control_characters_draws_them_escaped(capsys, tmp_p
     assert code == 0 and "\x1b" not in out and "fuzz\\x00\\x1b[2J" in out
 
 
+@pytest.mark.parametrize("field", ["schedule", "scheduler_order"])
+@pytest.mark.parametrize("order, says", [(["nowhere"] * 100_000, "names no node: 'nowhere', "), (None, "names a node twice: ")])
+def test_show_of_a_case_whose_order_names_no_node_or_repeats_one_is_exit_2(capsys, tmp_path, field, order, says):
+    # drawn as given before: 100,000 steps of unknown names, or a name with an ESC, went into the DOT
+    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
+    order = order or doc["schedule"] * 2
+    doc.pop("schedule")
+    doc.update({field: order, "scheduler": "topo", "scheduler_seed": 0} if field == "scheduler_order" else {field: order})
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    assert (code, out) == (2, "") and err.startswith(f"refc show: {path}: {field}: {says}") and len(err.splitlines()) == 1
+
+
 def test_without_graphviz_a_picture_is_exit_2_naming_the_package(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     for argv in (["show", EXAMPLES[0], "--format", "svg"], ["compile", EXAMPLES[0], "--format", "png"]):
