@@ -76,6 +76,19 @@ def test_a_file_name_that_is_not_utf8_or_has_an_escape_is_no_traceback(capsys, t
     assert "\x1b" not in out.replace(path, "")
 
 
+@pytest.mark.parametrize("argv", [
+    ["replay", str(ROOT / "corpus"), "--plugin-timeout", "1e7"],
+    ["fuzz", "--case-seconds", "1e12", "--max-cases", "1"],
+    ["fuzz", "--budget", "1e300"],
+    ["prove", str(SGD), "--timeout", "3e6"],
+])
+def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
+    # --plugin-timeout 1e7 raised OverflowError in poll() (exit 4); --case-seconds 1e12
+    # failed every fuzz chunk "outside the oracle"
+    code, out, err = refc(capsys, *argv)
+    assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
+
+
 # ------------------------------------------------------------ --inputs
 
 
