@@ -89,6 +89,12 @@ def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
     assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
 
 
+def test_run_config_without_target_is_bad_usage(capsys):
+    # it was ignored: the graph ran compiled, exit 0, as if no configuration were asked for
+    code, out, err = refc(capsys, "run", SGD, "--config", "ORT_DISABLE_ALL")
+    assert (code, out) == (2, "") and err == "refc run: --config 'ORT_DISABLE_ALL' chooses a configuration of an external compiler: it needs --target NAME\n"
+
+
 # ------------------------------------------------------------ --inputs
 
 
