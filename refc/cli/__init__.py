@@ -79,9 +79,19 @@ def _located(e: RefCompilerError, args: argparse.Namespace) -> str:
     return str(e)
 
 
+def _stdout_keeps_file_names() -> None:
+    """A file name that is not UTF-8 reaches refc as lone surrogates (``os.fsdecode``);
+    printed to a strict stdout (a UTF-8 locale's) it raised UnicodeEncodeError, exit 4.
+    Such a name is written back as the bytes it was, as stderr already escapes it."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", None) == "strict":
+        reconfigure(errors="surrogateescape")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from refcompiler.mutants import activate
 
+    _stdout_keeps_file_names()
     args = build_parser().parse_args(argv)
     try:
         with activate(getattr(args, "mutant", None)):

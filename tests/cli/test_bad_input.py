@@ -95,6 +95,19 @@ def test_run_config_without_target_is_bad_usage(capsys):
     assert (code, out) == (2, "") and err == "refc run: --config 'ORT_DISABLE_ALL' chooses a configuration of an external compiler: it needs --target NAME\n"
 
 
+def test_a_file_name_that_is_not_utf8_prints_under_a_strict_stdout(tmp_path):
+    # a UTF-8 locale's stdout is strict: printing "g\udcff.json" raised UnicodeEncodeError (exit 4)
+    import subprocess
+
+    path = os.path.join(os.fsencode(tmp_path), b"g\xff.json")
+    with open(path, "wb") as f:
+        f.write(SGD.read_bytes())
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "refc", "check", path], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout == path + b": ok (11 nodes, 5 storage)\n"
+
+
 # ------------------------------------------------------------ --inputs
 
 
