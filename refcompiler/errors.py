@@ -48,7 +48,15 @@ class UsageError(RefCompilerError):
 
 
 class LimitExceeded(RefCompilerError):
+    """``path``: the file the breach is in, leading the message; ``None`` for a
+    breach found in a graph already loaded (shape inference names the node; the
+    command line adds the graph file it read)."""
+
     exit_code = 2
+
+    def __init__(self, message: str, *, path: str | None = None):
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
 
 
 class InvariantViolation(RefCompilerError):

@@ -10,6 +10,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import select
 import stat
 import tempfile
@@ -60,7 +61,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     if not text.strip():
         raise MalformedInput("the file is empty", path=p)
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        doc = json.loads(text, object_pairs_hook=_unique_keys)
     except _DuplicateKey as e:
         raise MalformedInput(f"duplicate key {e.key!r} in one JSON object (JSON keeps only the last)", path=p) from None
     except json.JSONDecodeError as e:
@@ -70,6 +71,41 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     except RecursionError:
         # json.loads recurses once per nesting level; no graph nests this deep
         raise MalformedInput("JSON nested too deeply", path=p) from None
+    if _ESCAPED_SURROGATE.search(text):
+        where = _surrogate_at(doc)
+        if where is not None:
+            raise MalformedInput("a string holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape not in a pair), which is no text", path=p, field=where)
+    return doc
+
+
+# A lone surrogate can only come from a \u escape (strict UTF-8 decoding refuses
+# one); it is no character, and encoding it (to print it, to write it) raises.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _surrogate_at(doc: Any) -> str | None:
+    """The JSON path (``nodes[2].name``, ``found_by``) of a key or string in
+    ``doc`` with a lone surrogate, or ``None``. Iterative: ``doc`` may nest as
+    deep as ``json.loads`` allows."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where or "the document"
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                part = key if key.isprintable() else limits.shown(key)
+                inner = f"{where}.{part}" if where else part
+                if _SURROGATE.search(key):
+                    return inner
+                stack.append((inner, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _DuplicateKey(Exception):

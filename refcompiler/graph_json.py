@@ -29,7 +29,7 @@ from refcompiler.graph_schema import check_structure, json_type
 from refcompiler.limits import shown
 from refcompiler.spec import spec_of
 
-__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
+__all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "default_name", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
 
 FORMAT = "refc-graph/1"
 _INT32 = (-(2**31), 2**31)
@@ -44,13 +44,13 @@ def load_graph(path: str | os.PathLike[str]) -> Graph:
 def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     """Build a graph from a parsed ``refc-graph/1`` document."""
     check_structure(doc, path)
-    limits.check("nodes", len(doc["nodes"]) + len(doc.get("storage", [])), path or "the graph")
+    limits.check("nodes", len(doc["nodes"]) + len(doc.get("storage", [])), "" if path else "the graph", path=path)
     fail = _failer(path)
     storage = tuple(_storage(fail, s, _where("storage", i, s), path) for i, s in enumerate(doc.get("storage", [])))
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
     _check_names(fail, storage, nodes)
     _check_references(fail, storage, nodes)
-    name = doc.get("name") or (Path(path).stem if path else "graph")
+    name = doc.get("name") or default_name(path)
     meta = tuple((k, v) for k, v in doc.items() if k not in ("format", "name", "storage", "nodes"))
     return Graph(name=name, storage=storage, nodes=nodes, meta=meta)
 
@@ -60,6 +60,18 @@ def _failer(path: str | None) -> Fail:
         return MalformedInput(message, path=path, field=where)
 
     return fail
+
+
+MAX_NAME = 200  # characters of a graph's name (the schema's maxLength)
+
+
+def default_name(path: str | None) -> str:
+    """The name of a graph whose file gives none: the file's name without its
+    suffix, held to the rule for a ``name`` (one printable line of at most
+    ``MAX_NAME`` characters): a character that is not printable (a control
+    character, a byte that is not UTF-8 in the file name) is written as its escape."""
+    stem = Path(path).stem if path else ""
+    return limits.printable(stem)[:MAX_NAME] or "graph"
 
 
 def _where(field: str, i: int, doc: dict[str, Any]) -> str:
@@ -102,7 +114,7 @@ def _check_references(fail: Fail, storage: tuple[Storage, ...], nodes: tuple[Nod
 
 def _storage(fail: Fail, doc: dict[str, Any], where: str, path: str | None) -> Storage:
     kind, dtype, shape = StorageKind(doc["kind"]), Dtype(doc["dtype"]), tuple(doc["shape"])
-    limits.check("elements", math.prod(shape), ": ".join(p for p in (path, f"{where}.shape") if p))
+    limits.check("elements", math.prod(shape), f"{where}.shape", path=path)
     owner = doc.get("owner")
     if owner is not None and kind is not StorageKind.OWNED:
         raise fail(f"{where}.owner", f"only owned storage has an owner, this is {kind.value}")

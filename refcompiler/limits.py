@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from refcompiler.errors import LimitExceeded, UsageError
 
-__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown"]
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable"]
 
 MAX_RANK = 8
 
@@ -49,20 +49,22 @@ def value(name: str) -> int:
     return int(text)
 
 
-def check(name: str, amount: int, where: str) -> None:
+def check(name: str, amount: int, where: str, *, path: str | None = None) -> None:
     """Raise ``LimitExceeded`` when ``amount`` is above the limit ``name``;
-    ``where`` names the file or node (``"g.json: node 'ab'"``)."""
+    ``where`` names the place (``"node 'ab' (add) result 0"``, ``"members"``, or
+    nothing: the whole file) in the file ``path``, when there is one."""
     bound = value(name)
     if amount > bound:
         limit = LIMITS[name]
-        raise LimitExceeded(f"{where}: needs {_count(amount)} {limit.what}, more than the limit {bound} ({limit.env})")
+        lead = f"{where}: " if where else ""
+        raise LimitExceeded(f"{lead}needs {_count(amount)} {limit.what}, more than the limit {bound} ({limit.env})", path=path)
 
 
-def over(name: str, where: str) -> LimitExceeded:
-    """The error for ``where`` having more than the limit ``name`` (the amount unknown:
-    reading stopped at the limit)."""
+def over(name: str, path: str) -> LimitExceeded:
+    """The error for the file ``path`` having more than the limit ``name`` (the
+    amount unknown: reading stopped at the limit)."""
     limit = LIMITS[name]
-    return LimitExceeded(f"{where}: more than the limit of {value(name)} {limit.what} ({limit.env})")
+    return LimitExceeded(f"more than the limit of {value(name)} {limit.what} ({limit.env})", path=path)
 
 
 def _count(n: int) -> str:
@@ -81,3 +83,10 @@ def shown(value: object, limit: int = 60) -> str:
         return _magnitude(value)
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 5] + "...'" + f" ({len(text)} characters)"
+
+
+def printable(text: str) -> str:
+    """``text`` with each character that is not printable (a control character,
+    a lone surrogate from a file name that is not UTF-8) written as its escape,
+    the rest as it is: for a name or message made of a file's strings."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -35,7 +35,7 @@ def bind_inputs(graph: Graph, overrides: Mapping[str, np.ndarray], *, path: str 
         s = graph.storage_by_name.get(name)
         if s is None or s.kind is StorageKind.CONSTANT:
             what = "a constant (fixed at compile time)" if s is not None else "no storage"
-            raise MalformedInput(f"'{name}' names {what}; inputs bind placeholders and owned variables", path=path, field=name)
+            raise MalformedInput(f"{limits.shown(name)} names {what}; inputs bind placeholders and owned variables", path=path, field=_field(name))
         array = np.asarray(array)
         wanted = np.dtype(s.dtype.value)
         if array.dtype != wanted and array.dtype.newbyteorder("=") == wanted.newbyteorder("="):
@@ -75,26 +75,25 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
             arrays = {k: data[k] for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
-    for name, array in arrays.items():
-        # np.load hands back the raw bytes of a member that is not a .npy array
-        if not isinstance(array, np.ndarray):
-            raise MalformedInput("not a .npy array in the archive", path=path, field=name)
     return arrays
 
 
 def _check_headers(path: str) -> None:
     """Each member's ``.npy`` header (shape, dtype) against the limits, before
     any member is decompressed beyond its header: a small archive may inflate
-    to gigabytes. Raises ``LimitExceeded``, ``MalformedInput`` or what
+    to gigabytes. A member that is no ``.npy`` array is refused by name (np.load
+    would hand back its bytes, all of them). Raises ``LimitExceeded``, ``MalformedInput`` or what
     ``zipfile``/``numpy`` raise on a broken archive."""
     total = 0
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
-        limits.check("nodes", len(members), f"{path}: members")
+        limits.check("nodes", len(members), "members", path=path)
         for info in members:
             with zf.open(info) as member:
                 if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
-                    continue  # not an array: load_npz reports it by name
+                    # np.load would read such a member whole, as bytes: a small archive may
+                    # inflate to gigabytes, so it is refused from its first bytes
+                    raise MalformedInput("not a .npy array in the archive", path=path, field=_field(info.filename.removesuffix(".npy")))
                 member.seek(0)
                 version = np.lib.format.read_magic(member)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
@@ -110,9 +109,15 @@ def _check_headers(path: str) -> None:
             if len(shape) > limits.MAX_RANK:
                 raise MalformedInput(f"rank {len(shape)} is above {limits.MAX_RANK}", path=path, field=name)
             count = int(np.prod(shape, dtype=object)) if shape else 1
-            limits.check("elements", count, f"{path}: {name}")
+            limits.check("elements", count, name, path=path)
             total += count * dtype.itemsize
-            limits.check("file_bytes", total, f"{path}: {name} (decompressed)")
+            limits.check("file_bytes", total, f"{name} (decompressed)", path=path)
+
+
+def _field(name: str) -> str:
+    """A member or storage name for a message: as it is when it is a short
+    printable ASCII line, else escaped (``limits.shown``), never printed raw."""
+    return name if name.isascii() and name.isprintable() and len(name) <= 128 else limits.shown(name)
 
 
 def _header_problem(e: ValueError) -> str:

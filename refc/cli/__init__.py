@@ -22,7 +22,7 @@ import sys
 import traceback
 from typing import Sequence
 
-from refcompiler.errors import RefCompilerError
+from refcompiler.errors import LimitExceeded, RefCompilerError
 
 __all__ = ["main", "COMMANDS"]
 
@@ -70,15 +70,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _located(e: RefCompilerError, args: argparse.Namespace) -> str:
+    """``e``'s message, led by the graph file the command read when ``e`` is a
+    limit found in the loaded graph (by shape inference), which names only the node."""
+    graph = getattr(args, "graph", None)
+    if isinstance(e, LimitExceeded) and e.path is None and isinstance(graph, str):
+        return f"{graph}: {e}"
+    return str(e)
+
+
+def _stdout_keeps_file_names() -> None:
+    """A file name that is not UTF-8 reaches refc as lone surrogates (``os.fsdecode``);
+    printed to a strict stdout (a UTF-8 locale's) it raised UnicodeEncodeError, exit 4.
+    Such a name is written back as the bytes it was, as stderr already escapes it."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", None) == "strict":
+        reconfigure(errors="surrogateescape")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from refcompiler.mutants import activate
 
+    _stdout_keeps_file_names()
     args = build_parser().parse_args(argv)
     try:
         with activate(getattr(args, "mutant", None)):
             return int(args.func(args))
     except RefCompilerError as e:
-        print(f"refc {args.command}: {e}", file=sys.stderr)
+        print(f"refc {args.command}: {_located(e, args)}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         print("refc: interrupted", file=sys.stderr)

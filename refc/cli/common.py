@@ -86,14 +86,22 @@ def whole_number(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+# The longest time limit or budget a flag takes: 2**31 - 1 milliseconds (about 24.8
+# days), what poll() and the timers under a time limit hold; past it a plug-in
+# replay raised OverflowError and every fuzz chunk failed "outside the oracle".
+MAX_SECONDS = (2**31 - 1) // 1000
+
+
 def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds above 0."""
+    """An argparse type: a number of seconds above 0 and at most ``MAX_SECONDS``."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not 0 < value < math.inf:
         raise argparse.ArgumentTypeError(f"needs a finite number of seconds above 0, got {text}")
+    if value > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"needs at most {MAX_SECONDS} seconds (about 24 days), got {text}")
     return value
 
 

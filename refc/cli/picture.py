@@ -111,7 +111,19 @@ def drawing(graph: Graph, path: str) -> str:
     if found is None:
         return graph_dot(graph)
     order, label = found
-    return case_dot(_graph_of(graph, order), order, title=f"case {graph.name}", notes=case_notes(graph), label=label)
+    drawn = _graph_of(graph, order)
+    _check_order(drawn, order, path, "schedule" if case_schedule(graph, path) is not None else "scheduler_order")
+    return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label)
+
+
+def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:
+    """A case's order names only ``graph``'s nodes, each once (it may miss some: a
+    scheduler's order of the graph without its dead code); else ``MalformedInput``.
+    A file's order of two million names drew 400 MB of DOT."""
+    from fuzz.replay import order_problem
+
+    if len(order) > len(graph.nodes) or not set(order) <= set(graph.node_by_name):
+        raise MalformedInput(order_problem(graph, order) or "names a node twice", path=path, field=field)
 
 
 def _graph_of(graph: Graph, order: list[str]) -> Graph:

@@ -55,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
     found_at = [float(e["seconds_to_find"]) for e in entries if isinstance(e.get("seconds_to_find"), (int, float))]
     page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
     target = Path(args.output) if args.output is not None else out / "report.html"
+    # the default page is inside a campaign directory, which may come from elsewhere (a
+    # CI artifact): a link planted there as report.html is not followed, as in refc fuzz
+    root = out if args.output is None else None
     try:
-        write_atomic(target, lambda f: f.write(page.encode("utf-8")))
+        write_atomic(target, lambda f: f.write(page.encode("utf-8")), root=root)
     except OSError as e:
         raise UsageError(f"cannot write {target}: {e.strerror or e}") from None
     print(f"refc report: wrote {target} ({len(findings)} finding{'' if len(findings) == 1 else 's'})")
@@ -64,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bounded(path: Path) -> None:
+    """A campaign file refc may read whole: a regular file (a named pipe inside the
+    directory would block the report for ever) of at most ``MAX_FILE_BYTES``."""
+    if path.exists() and not path.is_file():
+        raise MalformedInput("not a regular file (a campaign writes only regular files)", path=str(path))
     if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
         raise MalformedInput(f"larger than {MAX_FILE_BYTES >> 20} MiB, too large for a campaign file", path=str(path))
 

@@ -11,13 +11,13 @@ import math
 from typing import Callable
 
 import numpy as np
-from onnx import NodeProto, helper, numpy_helper
+from onnx import NodeProto, helper
 
 from specs import OpKind, TensorType
 
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.errors import Refused
-from refcompiler.onnx_io.types import ONNX_DTYPE, dtype_name
+from refcompiler.onnx_io.types import ONNX_DTYPE, dtype_name, tensor_array
 
 __all__ = ["OnnxNode", "CONVERTERS"]
 
@@ -192,7 +192,7 @@ def _cast(n: OnnxNode) -> list[Value]:
 def _constant(n: OnnxNode) -> list[Value]:
     a = n.attrs
     if "value" in a:
-        array = numpy_helper.to_array(a["value"])
+        array = tensor_array(a["value"], n.where)
     elif "value_float" in a or "value_floats" in a:
         array = np.array(a.get("value_float", a.get("value_floats")), dtype=np.float32)
     elif "value_int" in a or "value_ints" in a:

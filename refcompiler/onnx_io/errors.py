@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from refcompiler.errors import MalformedInput
+from refcompiler.limits import printable
 
 __all__ = ["Refused", "refused", "node_where"]
 
@@ -18,7 +19,9 @@ class Refused(Exception):
 
 
 def refused(path: str, e: Refused) -> MalformedInput:
-    return MalformedInput(e.why, path=path, field=e.where)
+    """The refusal as a one-line error; a name from the model (a node's, an
+    input's) with control characters is shown escaped, never printed raw."""
+    return MalformedInput(printable(e.why), path=path, field=printable(e.where))
 
 
 def node_where(name: str, op_type: str, index: int) -> str:

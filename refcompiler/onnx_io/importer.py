@@ -14,23 +14,24 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import ModelProto, TensorProto, numpy_helper
+from onnx import ModelProto, TensorProto
 
 from specs import TensorType
 
 from refcompiler.errors import MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
+from refcompiler.graph_json import MAX_NAME, default_name
+from refcompiler.limits import printable, shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
 from refcompiler.onnx_io.errors import Refused, node_where, refused
-from refcompiler.onnx_io.types import refc_dtype, static_shape
+from refcompiler.onnx_io.types import refc_dtype, static_shape, tensor_array
 
 __all__ = ["Imported", "MIN_OPSET", "MAX_FILE_BYTES", "load_model", "import_model", "import_file"]
 
@@ -64,14 +65,44 @@ def load_model(path: str | os.PathLike[str]) -> ModelProto:
         raise MalformedInput(f"not an ONNX model (the protobuf does not decode: {_line(e)})", path=p) from None
     if not model.HasField("graph"):
         raise MalformedInput("not an ONNX model (it has no graph)", path=p)
-    for t in model.graph.initializer:
-        if t.data_location == TensorProto.EXTERNAL:
-            raise MalformedInput(f"initializer '{t.name}' keeps its data in another file; refc reads only the model file", path=p)
+    external = _external_tensor(model)
+    if external is not None:
+        raise MalformedInput(f"{external} keeps its data in another file; refc reads only the model file", path=p)
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as e:
         raise MalformedInput(f"not a valid ONNX model: {_line(e)}", path=p) from None
     return model
+
+
+def _external_tensor(model: ModelProto) -> str | None:
+    """The first tensor of ``model`` whose data is in another file (an
+    initializer, a ``Constant``'s value or any node attribute, in the graph, its
+    subgraphs and the model's functions), as a message names it; ``None`` when
+    there is none. ``numpy_helper.to_array`` would read such a file, relative to
+    the current directory."""
+    graphs, nodes = [model.graph], [n for f in model.functions for n in f.node]
+    while graphs or nodes:
+        if graphs:
+            g = graphs.pop()
+            for t in [*g.initializer, *(x for s in g.sparse_initializer for x in (s.values, s.indices))]:
+                if _is_external(t):
+                    return f"initializer {shown(t.name)}"
+            nodes.extend(g.node)
+            continue
+        node = nodes.pop()
+        for a in node.attribute:
+            sparse = [*a.sparse_tensors, *([a.sparse_tensor] if a.HasField("sparse_tensor") else [])]
+            tensors = [*([a.t] if a.HasField("t") else []), *a.tensors, *(x for s in sparse for x in (s.values, s.indices))]
+            if any(_is_external(t) for t in tensors):
+                owner = f"node {shown(node.name)}" if node.name else "an unnamed node"
+                return f"attribute {shown(a.name)} of {owner} ({shown(node.op_type)})"
+            graphs.extend([*([a.g] if a.HasField("g") else []), *a.graphs])
+    return None
+
+
+def _is_external(t: TensorProto) -> bool:
+    return t.data_location == TensorProto.EXTERNAL or len(t.external_data) > 0
 
 
 def _line(e: BaseException) -> str:
@@ -80,7 +111,7 @@ def _line(e: BaseException) -> str:
 
 
 def import_file(path: str, *, dims: Mapping[str, int] | None = None, values: Mapping[str, np.ndarray] | None = None) -> Imported:
-    return import_model(load_model(path), path=path, dims=dims, values=values, name=Path(path).stem)
+    return import_model(load_model(path), path=path, dims=dims, values=values, name=default_name(path))
 
 
 def import_model(
@@ -95,7 +126,7 @@ def import_model(
     ``values`` gives graph inputs' values by ONNX name (else seeds 0, 1, ...);
     an int64 input given a value (a shape or axes) becomes a constant."""
     try:
-        return _import(model, dict(dims or {}), dict(values or {}), name or model.graph.name or "model")
+        return _import(model, dict(dims or {}), dict(values or {}), name or printable(model.graph.name)[:MAX_NAME] or "model")
     except Refused as e:
         raise refused(path, e) from None
 
@@ -117,7 +148,7 @@ def _import(model: ModelProto, dims: dict[str, int], values: dict[str, np.ndarra
     if g.sparse_initializer:
         raise Refused(f"sparse initializer '{g.sparse_initializer[0].values.name}'", "sparse tensors are not supported")
     b = Builder()
-    env: dict[str, Value] = {t.name: Value(None, None, numpy_helper.to_array(t)) for t in g.initializer}
+    env: dict[str, Value] = {t.name: Value(None, None, tensor_array(t, f"initializer {shown(t.name)}")) for t in g.initializer}
     unknown = sorted(set(values) - {vi.name for vi in g.input if vi.name not in env})
     if unknown:
         raise Refused(f"input value '{unknown[0]}'", "names no graph input of the model")

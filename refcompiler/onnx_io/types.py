@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import re
 
-from onnx import TensorProto, ValueInfoProto, helper
+import numpy as np
+from onnx import TensorProto, ValueInfoProto, helper, numpy_helper
 
 from specs import Dtype
 
 from refcompiler.onnx_io.errors import Refused
 
-__all__ = ["ONNX_DTYPE", "refc_dtype", "check_shape", "static_shape", "Namer", "sanitize", "dtype_name"]
+__all__ = ["ONNX_DTYPE", "refc_dtype", "check_shape", "static_shape", "tensor_array", "Namer", "sanitize", "dtype_name"]
 
 ONNX_DTYPE: dict[Dtype, int] = {Dtype.FLOAT32: TensorProto.FLOAT, Dtype.INT32: TensorProto.INT32}
 _REFC_DTYPE = {v: k for k, v in ONNX_DTYPE.items()}
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.\-]")
+MAX_RANK = 8  # as a graph file's shapes (specs/refc-graph-1.schema.json)
+MAX_DIM = 2**31 - 1
 
 
 def dtype_name(elem_type: int) -> str:
@@ -33,12 +36,26 @@ def refc_dtype(elem_type: int, where: str) -> Dtype:
 
 
 def check_shape(shape: tuple[int, ...], where: str) -> tuple[int, ...]:
-    """A refc storage shape: at least one dimension, none zero."""
+    """A refc storage shape: 1 to ``MAX_RANK`` dimensions, each in 1..``MAX_DIM``
+    (what a graph file may hold: the graph written is one refc reads back)."""
     if not shape:
         raise Refused(where, "is 0-d (a scalar); refc storage has at least one dimension")
+    if len(shape) > MAX_RANK:
+        raise Refused(where, f"has rank {len(shape)}; refc shapes have at most {MAX_RANK} dimensions")
     if any(d == 0 for d in shape):
         raise Refused(where, f"has shape {list(shape)}: zero-sized tensors are not supported")
+    if any(not 1 <= d <= MAX_DIM for d in shape):
+        raise Refused(where, f"has shape {list(shape)}: each dimension must be in 1..{MAX_DIM}")
     return shape
+
+
+def tensor_array(t: TensorProto, where: str) -> np.ndarray:
+    """The value of a tensor held in the model; data that does not fill its
+    shape (``raw_data`` of 17 bytes for a float32[4]) is refused, not raised."""
+    try:
+        return numpy_helper.to_array(t)
+    except (ValueError, TypeError) as e:
+        raise Refused(where, f"its data does not match its type and shape {list(t.dims)}: {e}") from None
 
 
 def static_shape(info: ValueInfoProto, dims: dict[str, int], where: str) -> tuple[int, ...]:

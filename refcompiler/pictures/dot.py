@@ -8,6 +8,7 @@ PNG with the ``dot`` program when that is installed.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -26,12 +27,24 @@ class Html:
 
     @staticmethod
     def escape(text: object) -> str:
-        return html.escape(str(text), quote=True)
+        return visible(html.escape(str(text), quote=True))
 
 
 def quote(text: str) -> str:
-    """``text`` as a DOT string: double quotes, with quotes, backslashes and newlines escaped."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """``text`` as a DOT string: double quotes, with quotes, backslashes and newlines
+    escaped, and other control characters shown (``visible``)."""
+    return '"' + visible(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+# Control characters but the newline: a case's fields are data (found_by, a
+# schedule's names), and Graphviz rejects a NUL while an ESC would reach a terminal.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character but the newline written as its
+    Python escape (``\\x1b``, ``\\t``), so that it is drawn, never sent raw."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _value(v: str | Html) -> str:

@@ -64,6 +64,50 @@ def test_an_empty_file_name_is_bad_usage(capsys, argv):
     assert code == 2 and "expected a file name, got an empty string" in err and out == ""
 
 
+@pytest.mark.parametrize("argv", [["show"], ["show", "--format", "dot"], ["compile", "--format", "dot"], ["prove", "--format", "dot"]])
+def test_a_file_name_that_is_not_utf8_or_has_an_escape_is_no_traceback(capsys, tmp_path, argv):
+    # the graph's default name is the file's stem: "g\udcff" could not be encoded (exit 4)
+    doc = json.loads(READ_THEN_SAVE.read_text())
+    doc.pop("name", None)
+    path = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"g\xff\x1b[31m.json"))
+    Path(path).write_text(json.dumps(doc))
+    code, out, err = refc(capsys, argv[0], path, *argv[1:])
+    assert code == 0, err
+    assert "\x1b" not in out.replace(path, "")
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", str(ROOT / "corpus"), "--plugin-timeout", "1e7"],
+    ["fuzz", "--case-seconds", "1e12", "--max-cases", "1"],
+    ["fuzz", "--budget", "1e300"],
+    ["prove", str(SGD), "--timeout", "3e6"],
+])
+def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
+    # --plugin-timeout 1e7 raised OverflowError in poll() (exit 4); --case-seconds 1e12
+    # failed every fuzz chunk "outside the oracle"
+    code, out, err = refc(capsys, *argv)
+    assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
+
+
+def test_run_config_without_target_is_bad_usage(capsys):
+    # it was ignored: the graph ran compiled, exit 0, as if no configuration were asked for
+    code, out, err = refc(capsys, "run", SGD, "--config", "ORT_DISABLE_ALL")
+    assert (code, out) == (2, "") and err == "refc run: --config 'ORT_DISABLE_ALL' chooses a configuration of an external compiler: it needs --target NAME\n"
+
+
+def test_a_file_name_that_is_not_utf8_prints_under_a_strict_stdout(tmp_path):
+    # a UTF-8 locale's stdout is strict: printing "g\udcff.json" raised UnicodeEncodeError (exit 4)
+    import subprocess
+
+    path = os.path.join(os.fsencode(tmp_path), b"g\xff.json")
+    with open(path, "wb") as f:
+        f.write(SGD.read_bytes())
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "refc", "check", path], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout == path + b": ok (11 nodes, 5 storage)\n"
+
+
 # ------------------------------------------------------------ --inputs
 
 

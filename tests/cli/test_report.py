@@ -92,6 +92,29 @@ def test_a_missing_or_foreign_case_is_noted_and_a_progress_series_is_drawn(capsy
     assert html.count("<svg") == 1  # the chart only
 
 
+def test_a_case_that_is_a_named_pipe_is_noted_not_waited_for(capsys, out_dir):
+    # read_text on a pipe no one writes to blocked the report for ever
+    import os
+
+    summary = json.loads((out_dir / "summary.json").read_text())
+    os.mkfifo(out_dir / "cases" / "pipe.json")
+    summary["signatures"][0]["case"] = "cases/pipe.json"
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    code, out, err = refc(capsys, "report", out_dir, "-o", out_dir / "r.html")
+    assert code == 0 and "pipe.json: not a regular file" in (out_dir / "r.html").read_text()
+
+
+def test_a_link_planted_as_report_html_is_not_followed(capsys, out_dir, tmp_path):
+    # the page was written through it, over the file it points at
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    (out_dir / "report.html").symlink_to(precious)
+    code, out, err = refc(capsys, "report", out_dir)
+    assert code == 2 and "is a symbolic link inside the output directory" in err and len(err.splitlines()) == 1
+    assert precious.read_text() == "keep me"
+    assert refc(capsys, "report", out_dir, "-o", out_dir / "elsewhere.html")[0] == 0  # a page the user names is written
+
+
 def test_a_campaign_without_findings(capsys, out_dir):
     summary = json.loads((out_dir / "summary.json").read_text())
     summary.update(signatures=[], failures=0, distinct_failures=0, mutant=None)

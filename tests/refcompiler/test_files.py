@@ -7,7 +7,8 @@ import errno
 
 import pytest
 
-from refcompiler.files import check_writable_dir, check_writable_file, locked_dir, write_atomic
+from refcompiler.errors import MalformedInput
+from refcompiler.files import check_writable_dir, check_writable_file, locked_dir, read_json, write_atomic
 
 
 def _write(text: str):
@@ -125,3 +126,27 @@ def test_a_directory_or_an_endless_device_is_malformed_not_a_hang(tmp_path):
         read_bounded(tmp_path)
     with pytest.raises(LimitExceeded, match="REFC_MAX_FILE_BYTES"):
         read_bounded("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ('{"format": "refc-graph/1", "nodes": [], "found_by": "a\\ud800b"}', "found_by"),
+        ('{"format": "refc-graph/1", "nodes": [], "schedule": ["ok", "\\uDFFF"]}', "schedule[1]"),
+        ('{"format": "refc-graph/1", "nodes": [], "inputs": {"\\ud800": {"seed": 1}}}', "inputs.'\\ud800'"),
+    ],
+)
+def test_a_lone_surrogate_in_a_json_string_is_malformed_and_located(tmp_path, text, field):
+    # json.loads accepts "\ud800"; printing or writing such a string raised
+    # UnicodeEncodeError (refc show --format dot: exit 4)
+    path = tmp_path / "g.json"
+    path.write_text(text)
+    with pytest.raises(MalformedInput) as e:
+        read_json(path)
+    assert str(e.value).startswith(f"{path}: {field}: a string holds a lone UTF-16 surrogate")
+
+
+def test_a_surrogate_pair_is_one_character_and_reads(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_text('{"found_by": "\\ud83d\\ude00 \\\\ud800"}')
+    assert read_json(path) == {"found_by": "\U0001F600 \\ud800"}

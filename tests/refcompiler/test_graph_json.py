@@ -53,6 +53,17 @@ def test_missing_name_defaults_to_the_file_stem(tmp_path):
     assert load_graph(path).name == "my_graph"
 
 
+@pytest.mark.parametrize(
+    "stem, name",
+    [("g\x1b[31m", "g\\x1b[31m"), ("g\udcff", "g\\udcff"), ("n" * 300, "n" * 200)],
+)
+def test_a_default_name_keeps_the_name_rule(stem, name):
+    # a file name with an ESC, or a byte that is not UTF-8 (os.fsdecode's surrogate),
+    # became the graph's name as is: printed raw, or a UnicodeEncodeError (exit 4)
+    doc = {"format": FORMAT, "storage": [], "nodes": []}
+    assert graph_from_doc(doc, path=f"/d/{stem}.json").name == name
+
+
 def test_result_references_parse():
     doc = json.loads((ROOT / "examples" / "sgd_momentum.json").read_text())
     graph = graph_from_doc(doc)

@@ -66,3 +66,38 @@ def test_an_input_in_the_other_byte_order_binds_as_the_same_numbers():
     assert bound.dtype == np.dtype("float32") and bound.tolist() == [1.5, -2.0, 3.25]
     with pytest.raises(MalformedInput, match="value is float64"):
         bind_inputs(g, {"p": swapped.astype(">f8")})
+
+
+def test_a_member_that_is_no_array_is_refused_before_it_is_inflated(tmp_path):
+    # np.load reads such a member whole, as bytes: 256 MiB of zeros deflate to
+    # 250 KiB, and was decompressed into memory before being refused
+    import tracemalloc
+
+    path = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("w", "w", force_zip64=True) as member:
+            for _ in range(16):
+                member.write(bytes(16 << 20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(MalformedInput) as e:
+            load_npz(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(e.value) == f"{path}: w: not a .npy array in the archive"
+    assert peak < 16 << 20
+
+
+def test_a_member_name_with_control_characters_is_shown_escaped(tmp_path):
+    path = tmp_path / "esc.npz"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("w\x1b[31m", b"text")
+    with pytest.raises(MalformedInput) as e:
+        load_npz(str(path))
+    assert str(e.value) == f"{path}: 'w\\x1b[31m': not a .npy array in the archive"
+    g = graph_from_doc({"format": "refc-graph/1", "nodes": [],
+                        "storage": [{"name": "p", "kind": "placeholder", "dtype": "float32", "shape": [3]}]})
+    with pytest.raises(MalformedInput) as e:
+        bind_inputs(g, {"p\x1b[2J": np.zeros(3, np.float32)}, path="i.npz")
+    assert "\x1b" not in str(e.value) and str(e.value).startswith("i.npz: 'p\\x1b[2J': 'p\\x1b[2J' names no storage")

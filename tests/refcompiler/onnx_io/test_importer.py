@@ -119,3 +119,102 @@ def test_a_model_file_is_read_bounded_not_by_its_stated_size(tmp_path, monkeypat
     monkeypatch.setattr(files, "FIFO_SECONDS", 0.2)
     with pytest.raises(MalformedInput, match="a named pipe no one wrote to"):
         load_model(fifo)
+
+
+def _external(name: str, location: str) -> TensorProto:
+    """A float32[4] tensor whose data is in the file ``location``."""
+    t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=[4], data_location=TensorProto.EXTERNAL)
+    t.external_data.add(key="location", value=location)
+    return t
+
+
+@pytest.mark.parametrize("where", ["constant", "initializer", "subgraph"])
+def test_external_data_is_refused_without_reading_the_file(tmp_path, monkeypatch, where):
+    # a Constant's external value was read through numpy_helper.to_array, from the
+    # current directory: the file's bytes became a constant of the written graph
+    from refcompiler.onnx_io.importer import load_model
+
+    (tmp_path / "secret.bin").write_bytes(b"SECRET-DATA-1234")
+    monkeypatch.chdir(tmp_path)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    constant = helper.make_node("Constant", [], ["c"], value=_external("c", "secret.bin"))
+    inits = [_external("c", "secret.bin")] if where == "initializer" else []
+    nodes = [constant] if where == "constant" else []
+    if where == "subgraph":
+        out = helper.make_tensor_value_info("c", TensorProto.FLOAT, [4])
+        branch = helper.make_graph([constant], "b", [], [out])
+        cond = numpy_helper.from_array(np.array(True), "cond")
+        inits = [cond]
+        nodes = [helper.make_node("If", ["cond"], ["c"], then_branch=branch, else_branch=branch)]
+    graph = helper.make_graph([*nodes, helper.make_node("Add", ["x", "c"], ["y"])], "m", [x], [y], initializer=inits)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    opened = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k))
+    with pytest.raises(MalformedInput, match="keeps its data in another file; refc reads only the model file"):
+        load_model(path)
+    assert not any("secret" in f for f in opened)
+
+
+@pytest.mark.parametrize(
+    "tensor, says",
+    [
+        (TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[4], raw_data=bytes(17)), "buffer size must be a multiple"),
+        (TensorProto(name="c", data_type=TensorProto.FLOAT, dims=[4], float_data=[1, 2, 3, 4, 5]), "cannot reshape"),
+    ],
+)
+@pytest.mark.parametrize("as_constant", [True, False])
+def test_tensor_data_that_does_not_fill_its_shape_is_refused(tensor, says, as_constant):
+    # numpy_helper.to_array raised ValueError: exit 4, a traceback
+    x = np.zeros(4, np.float32)
+    if as_constant:
+        node = helper.make_node("Constant", [], ["c"], value=tensor)
+        graph = helper.make_graph([node, helper.make_node("Add", ["x", "c"], ["y"])], "m",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    else:
+        m = model(helper.make_node("Add", ["x", "c"], ["y"]), [("x", x)], [4], initializers=[tensor])
+    with pytest.raises(MalformedInput, match=f"its data does not match its type and shape \\[4\\]: {says}"):
+        import_model(m)
+
+
+@pytest.mark.parametrize("shape, says", [([-5], r"has shape \[-5\]: each dimension must be in 1..2147483647"),
+                                         ([1] * 9, "has rank 9; refc shapes have at most 8 dimensions")])
+def test_a_shape_a_graph_file_cannot_hold_is_refused(shape, says):
+    # imported and written before: a graph file refc itself then refused to read
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "m",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(MalformedInput, match=f"graph input 'x': {says}"):
+        import_model(m)
+
+
+def test_names_from_the_model_and_its_file_are_shown_escaped(tmp_path):
+    # a node's name went into a refusal raw (an ESC reached the terminal); a file or
+    # graph name with a control character or a non-UTF-8 byte became the graph's name,
+    # and the graph file written was one refc then refused to read
+    import os
+
+    from refcompiler.graph_json import graph_to_doc, load_graph, write_json_atomic
+    from refcompiler.onnx_io.importer import import_file
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    unsupported = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="n\x1b[31m")], "m", [x], [y])
+    with pytest.raises(MalformedInput) as e:
+        import_model(helper.make_model(unsupported, opset_imports=[helper.make_opsetid("", 13)]))
+    assert "\x1b" not in str(e.value) and "node 'n\\x1b[31m' (Sigmoid)" in str(e.value)
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g\x1b[2J", [x], [y])
+    m = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 13)])
+    assert import_model(m).graph.name == "g\\x1b[2J"
+    path = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"m\xff.onnx"))
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    graph = import_file(path).graph
+    assert graph.name == "m\\udcff"
+    write_json_atomic(tmp_path / "g.json", graph_to_doc(graph))
+    assert load_graph(tmp_path / "g.json").name == "m\\udcff"
