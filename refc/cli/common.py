@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import math
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 from refcompiler.errors import InvariantViolation, UsageError
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from refcompiler.graph import Graph
     from refcompiler.proofs import Verdict
 
-__all__ = ["BUILT_IN_SCHEDULERS", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
+__all__ = ["BUILT_IN_SCHEDULERS", "derived_out", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
            "out_dir", "out_file", "locked_out", "cores", "worker_count", "verdict_exit"]
 
 
@@ -160,6 +161,16 @@ def out_file(path: str) -> None:
         check_writable_file(path)
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def derived_out(source: str, out: str | None, suffix: str) -> str:
+    """The file a converting command writes: ``out`` (``-o``), else ``source``
+    with ``suffix``; never ``source`` itself (a model named ``m.json`` imported,
+    a graph named ``g.onnx`` exported: the default would overwrite the input)."""
+    path = out or str(Path(source).with_suffix(suffix))
+    if os.path.realpath(path) == os.path.realpath(source):
+        raise UsageError(f"{path}: the output would overwrite the input {source}; name another with -o")
+    return path
 
 
 @contextlib.contextmanager

@@ -10,9 +10,8 @@ malformed file exit 2; without the ``onnx`` extra, exit 2 naming the pip command
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from refc.cli.common import add_graph_argument, file_path, load
+from refc.cli.common import add_graph_argument, derived_out, file_path, load
 from refcompiler.errors import InternalError, UsageError
 from refcompiler.onnx_io import require_onnx
 
@@ -20,7 +19,7 @@ from refcompiler.onnx_io import require_onnx
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="export a refc graph as an ONNX model")
     add_graph_argument(p)
-    p.add_argument("-o", "--out", type=file_path, metavar="model.onnx", default=None, help="the model file to write (default: the graph's name with .onnx)")
+    p.add_argument("-o", "--out", type=file_path, metavar="model.onnx", default=None, help="the model file to write (default: the graph file's path with .onnx)")
     p.set_defaults(func=run)
 
 
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         onnx.checker.check_model(model, full_check=True)
     except onnx.checker.ValidationError as e:  # the exporter wrote a wrong model: a bug in refc
         raise InternalError(f"the exported model fails onnx.checker: {' '.join(str(e).split())}") from None
-    out = args.out or str(Path(args.graph).with_suffix(".onnx"))
+    out = derived_out(args.graph, args.out, ".onnx")
     try:
         write_model(model, out)
     except OSError as e:

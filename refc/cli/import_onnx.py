@@ -11,9 +11,8 @@ refused: exit 2, one line naming the node, its op and why. Without the
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from refc.cli.common import file_path
+from refc.cli.common import derived_out, file_path
 from refcompiler.errors import UsageError
 from refcompiler.onnx_io import require_onnx
 
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--dim binds each name once")
     values = load_npz(args.inputs) if args.inputs else None
     imported = import_file(args.model, dims=dims, values=values)
-    out = args.out or str(Path(args.model).with_suffix(".json"))
+    out = derived_out(args.model, args.out, ".json")
     try:
         dump_graph(imported.graph, out)
     except OSError as e:

@@ -209,3 +209,17 @@ def test_max_of_int32_and_float32_is_refused(capsys, tmp_path):
     node = helper.make_node("Max", ["a", "b"], ["y"], name="mx")
     m = write_model(tmp_path / "mx.onnx", [node], [vi("a", [2], TensorProto.INT32), vi("b", [2])], [vi("y", [2], TensorProto.INT32)])
     one_line_refusal(capsys, "import", m, contains="node 'mx' (Max): input 1 is float32; refc's max takes int32")
+
+
+def test_the_default_output_never_overwrites_the_input(capsys, tmp_path):
+    """A model named m.json imported, a graph named g.onnx exported: the default
+    output (the input's path with the other suffix) is the input itself."""
+    model = tmp_path / "m.json"
+    model.write_bytes(MLP.read_bytes())
+    one_line_refusal(capsys, "import", model, "--dim", "batch=2", contains="the output would overwrite the input")
+    assert model.read_bytes() == MLP.read_bytes()
+    graph = tmp_path / "g.onnx"
+    graph.write_text((ROOT / "examples" / "read_then_save.json").read_text())
+    one_line_refusal(capsys, "export", graph, contains="the output would overwrite the input")
+    assert graph.read_text() == (ROOT / "examples" / "read_then_save.json").read_text()
+    assert refc(capsys, "export", graph, "-o", tmp_path / "g2.onnx")[0] == 0
