@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -55,35 +54,37 @@ def test_show_of_a_case_draws_its_schedule_and_what_it_breaks(capsys):
     assert "kills mutant sched-drop-save-war" in out and "runs too early" in out
 
 
-def test_show_of_a_case_with_a_malformed_schedule_is_exit_2(capsys, tmp_path):
-    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
-    doc["schedule"] = "save7 save6"
+CASE = ROOT / "corpus/mutant.sched-drop-save-war.json"
+
+
+def show_edited_case(capsys, tmp_path, edit, *argv):
+    """``refc show`` of the corpus case ``CASE`` with ``edit(doc)`` applied."""
+    doc = json.loads(CASE.read_text())
+    edit(doc)
     path = tmp_path / "case.json"
     path.write_text(json.dumps(doc))
-    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    return path, refc(capsys, "show", path, *argv)
+
+
+def test_show_of_a_case_with_a_malformed_schedule_is_exit_2(capsys, tmp_path):
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(schedule="save7 save6"), "--format", "dot")
     assert (code, out) == (2, "") and err == f"refc show: {path}: schedule: must be a list of node names\n"
 
 
 @pytest.mark.parametrize("field", ["found_by", "mutant", "schedule"])
 def test_show_of_a_case_with_a_lone_surrogate_is_exit_2_not_a_traceback(capsys, tmp_path, field):
     # "\ud800" is valid JSON but no text: drawing it raised UnicodeEncodeError (exit 4)
-    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
-    doc[field] = ["\ud800", *doc["schedule"]] if field == "schedule" else "x\ud800"
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(doc))
-    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    def edit(doc):
+        doc[field] = ["\ud800", *doc["schedule"]] if field == "schedule" else "x\ud800"
+
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, edit, "--format", "dot")
     where = "schedule[0]" if field == "schedule" else field
     assert (code, out) == (2, "") and err.startswith(f"refc show: {path}: {where}: a string holds a lone UTF-16 surrogate")
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
 def test_show_of_a_case_with_control_characters_draws_them_escaped(capsys, tmp_path):
     # a NUL in found_by made dot reject the text (exit 4); an ESC went out raw
-    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
-    doc["found_by"] = "fuzz\x00\x1b[2J"
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(doc))
-    code, out, err = refc(capsys, "show", path, "--format", "svg")
+    _, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(found_by="fuzz\x00\x1b[2J"), "--format", "svg")
     assert code == 0 and "\x1b" not in out and "fuzz\\x00\\x1b[2J" in out
 
 
@@ -91,13 +92,12 @@ def test_show_of_a_case_with_control_characters_draws_them_escaped(capsys, tmp_p
 @pytest.mark.parametrize("order, says", [(["nowhere"] * 100_000, "names no node: 'nowhere', "), (None, "names a node twice: ")])
 def test_show_of_a_case_whose_order_names_no_node_or_repeats_one_is_exit_2(capsys, tmp_path, field, order, says):
     # drawn as given before: 100,000 steps of unknown names, or a name with an ESC, went into the DOT
-    doc = json.loads((ROOT / "corpus/mutant.sched-drop-save-war.json").read_text())
-    order = order or doc["schedule"] * 2
-    doc.pop("schedule")
-    doc.update({field: order, "scheduler": "topo", "scheduler_seed": 0} if field == "scheduler_order" else {field: order})
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(doc))
-    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    def edit(doc):
+        given = order or doc.pop("schedule") * 2
+        doc.pop("schedule", None)
+        doc.update({field: given, "scheduler": "topo", "scheduler_seed": 0} if field == "scheduler_order" else {field: given})
+
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, edit, "--format", "dot")
     assert (code, out) == (2, "") and err.startswith(f"refc show: {path}: {field}: {says}") and len(err.splitlines()) == 1
 
 

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from refcompiler.pictures.dot import Html, quote
-from refcompiler.pictures.render import PictureFormat, have_dot, render
+from refcompiler.pictures.render import PictureFormat, render
 
 
 def test_control_characters_are_shown_escaped_not_emitted():
@@ -15,7 +13,6 @@ def test_control_characters_are_shown_escaped_not_emitted():
     assert Html.escape("<\x00>") == "&lt;\\x00&gt;"
 
 
-@pytest.mark.skipif(not have_dot(), reason="needs Graphviz's dot")
 def test_dot_accepts_a_label_with_a_nul():
     # a NUL in a label was passed through and dot rejected the text: exit 4, "refc's DOT text"
     text = "digraph g { %s [label=%s]; }" % (quote("n\x00"), quote("found by \x00\x1b"))
