@@ -6,7 +6,8 @@
 Exit 0 proved; 1 a counterexample, or an invalid graph (without
 ``--no-verify``, reported as ``refc check`` does), or no legal schedule at
 all; 2 bad usage or a malformed graph; 3 inconclusive (a Z3 unknown or
-timeout is never reported as proved); 4 the two deciders disagree (a bug in
+timeout is never reported as proved; ``--timeout`` bounds the whole proof,
+60 s unless given); 4 the two deciders disagree (a bug in
 refc).
 
 With ``--no-verify`` the deciders work from the raw effects of an invalid
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "run"]
 
+# Seconds a proof may take by default: a graph file must not hold refc for ever
+# (Z3 spent 148 s on a 30,000-node fan); past them the verdict is inconclusive
+DEFAULT_TIMEOUT = 60.0
+
 ENGINE_CHOICES = ("reach", "z3", "both")
 INVALID = "invalid"
 
@@ -59,7 +64,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="skip the verifier: decide from the raw effects of a possibly invalid graph",
     )
-    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="SECONDS", help="time limit for Z3; past it the verdict is inconclusive")
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"time limit for Z3 and enumeration, over the whole proof; past it the verdict is inconclusive (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--pipeline", default="O0", metavar="P", help="pipeline that runs a counterexample's schedules (default O0)")
     add_mutant_argument(p)
     p.set_defaults(func=run)

@@ -126,6 +126,18 @@ def test_a_timeout_is_exit_3(capsys, tmp_path):
     assert "inconclusive" in out and "not proved" in out
 
 
+def test_a_proof_is_bounded_in_time_by_default(capsys, monkeypatch):
+    """A large legal graph must not hold refc for ever: without --timeout the
+    proof gets 60 s, past which it is inconclusive (exit 3)."""
+    import refcompiler.proofs
+
+    given = []
+    real = refcompiler.proofs.prove
+    monkeypatch.setattr(refcompiler.proofs, "prove", lambda graph, **kw: given.append(kw["timeout"]) or real(graph, **kw))
+    assert refc(capsys, "prove", ROOT / "examples" / "read_then_save.json")[0] == 0
+    assert given == [60.0]
+
+
 def test_disagreeing_deciders_are_exit_4(capsys, monkeypatch):
     monkeypatch.setattr(reach, "decide", lambda problem, *, deadline=None: Decision("reach", {p: Order.UNORDERED for p in problem.pairs}))
     code, _, err = refc(capsys, "prove", ROOT / "examples" / "read_then_save.json")
