@@ -4,7 +4,7 @@ Hypothesis shrinks the *choices* a graph was drawn from; a choice that no
 longer fits after an earlier one shrank often makes it keep extra nodes. This
 reducer edits the graph itself and keeps an edit whenever the graph stays
 acceptable (``acceptable``: valid, or breaking exactly the expected invariant,
-the ownership rules judged by ``fuzz.oracle.ownership``, not by the verifier
+the ownership rules judged by ``fuzz.ownership``, not by the verifier
 that may be under test) and still fails the same way (``still_fails``, typically "same signature").
 Edits, smallest result first:
 
@@ -41,9 +41,9 @@ from specs import Dtype, OpKind, TensorType
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
 from refcompiler.spec import spec_of
-from refcompiler.verifier import infer_types, violations
+from refcompiler.verifier import check_structure, infer_types
 
-from fuzz.oracle.ownership import OWNERSHIP_RULES, broken_rules
+from fuzz.ownership import broken_rules
 
 __all__ = [
     "reduce_graph", "graph_size", "drop_node", "bypass_node", "collapse_view", "drop_storage", "candidates", "untidy", "simplify_op",
@@ -70,7 +70,10 @@ def _fresh_name(graph: Graph, base: str) -> str:
 
 def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
     """Result types, or ``{}`` for a graph whose types cannot be inferred (an
-    invalid graph being reduced: a cycle, a shape that does not fit)."""
+    invalid graph being reduced: a cycle, an input too many, a shape that does
+    not fit). Inference assumes the structure checked (``check_structure``)."""
+    if next(iter(check_structure(graph)), None) is not None:
+        return {}
     try:
         return infer_types(graph)
     except (InvariantViolation, KeyError, nx.NetworkXException):
@@ -213,10 +216,12 @@ def _name_for(graph: Graph, node: Node, kind: OpKind) -> str:
     return new if new not in graph.node_by_name and new not in graph.storage_by_name else _fresh_name(graph, kind.value)
 
 
-def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
-    """Valid graphs with node ``name`` given an earlier op kind of the same
-    arity (attributes at their defaults), earliest first, at most ``limit``;
-    a name that says its op says the new one (``_name_for``)."""
+def simplify_op(graph: Graph, name: str, limit: int = 2, acceptable: Callable[[Graph], bool] | None = None) -> Iterator[Graph]:
+    """Graphs with node ``name`` given an earlier op kind of the same arity
+    (attributes at their defaults), earliest first, at most ``limit``, each
+    ``acceptable`` (default ``valid``; a reducer of an invalid case passes its
+    own); a name that says its op says the new one (``_name_for``)."""
+    acceptable = valid if acceptable is None else acceptable
     node = graph.node_by_name[name]
     if not _plain(node.spec):
         return
@@ -231,16 +236,17 @@ def simplify_op(graph: Graph, name: str, limit: int = 2) -> Iterator[Graph]:
         if new != name:
             nodes = [replace(n, inputs=tuple(Ref(new, r.result) if r.name == name else r for r in n.inputs)) for n in nodes]
         candidate = graph.with_nodes(tuple(nodes))
-        if valid(candidate):
+        if acceptable(candidate):
             yield candidate
             found += 1
             if found >= limit:
                 return
 
 
-def candidates(graph: Graph) -> Iterator[Graph]:
+def candidates(graph: Graph, acceptable: Callable[[Graph], bool] | None = None) -> Iterator[Graph]:
     """Every single edit of ``graph``: those that leave what it computes
-    alone first (``untidy``), then later nodes first (sinks go first)."""
+    alone first (``untidy``), then later nodes first (sinks go first);
+    ``acceptable``: what ``simplify_op`` keeps (default ``valid``)."""
     yield from _tidy_candidates(graph)
     for node in reversed(graph.nodes):
         dropped = drop_node(graph, node.name)
@@ -255,16 +261,24 @@ def candidates(graph: Graph) -> Iterator[Graph]:
         if dropped is not None:
             yield dropped
     for node in graph.nodes:
-        yield from simplify_op(graph, node.name)
+        yield from simplify_op(graph, node.name, acceptable=acceptable)
 
 
 def broken_invariants(graph: Graph) -> set[str]:
-    """The invariants ``graph`` breaks: G-1 as the verifier says, the ownership
-    rules as ``fuzz.oracle.ownership`` says. The verifier's ownership checks
-    may be the code a case tests (it accepts a graph it should reject, or
-    rejects a valid one): asked whether a smaller graph still breaks a rule,
-    they would answer with the bug, and no edit would be kept."""
-    return {v.invariant for v in violations(graph) if v.invariant not in OWNERSHIP_RULES} | broken_rules(graph)
+    """The invariants ``graph`` breaks: G-1 as the verifier's structure check and
+    type inference say, the ownership rules as ``fuzz.ownership`` says. The
+    verifier's ownership checks may be the code a case tests (it accepts a
+    graph it should reject, or rejects a valid one): asked whether a smaller
+    graph still breaks a rule, they would answer with the bug (or raise), and
+    no edit would be kept; so they are not asked."""
+    broken = broken_rules(graph)
+    if next(iter(check_structure(graph)), None) is not None:
+        return broken | {"G-1"}
+    try:
+        infer_types(graph)
+    except InvariantViolation:  # G-1: a dtype or a shape that does not fit
+        return broken | {"G-1"}
+    return broken
 
 
 def valid(graph: Graph) -> bool:
@@ -293,7 +307,7 @@ def reduce_graph(
     improved = True
     while improved and attempts < max_attempts and not stop():
         improved = False
-        for candidate in candidates(graph):
+        for candidate in candidates(graph, acceptable):
             if graph_size(candidate) >= graph_size(graph) or not acceptable(candidate):
                 continue
             attempts += 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
-from refcompiler.ir import Instr, Opcode, OperandKind, signature_problem
+from refcompiler.ir import Instr, OperandKind, signature_problem
 from refcompiler.spec import spec_of
 
 __all__ = ["FACTS_KEPT", "KernelFacts", "kernel_facts"]

@@ -10,6 +10,7 @@ import numpy as np
 
 from refcompiler.driver import scheduled_graph
 from refcompiler.graph import Graph
+from refcompiler.mutants import get as get_mutant
 from refcompiler.passes import resolve_pipeline
 from refcompiler.schedulers import resolve_scheduler
 
@@ -42,11 +43,13 @@ def check(
 ) -> Finding | None:
     """The first finding for one graph under one schedule (``None``: the
     ``scheduler``'s own order), ``O0`` and ``pipeline``, or ``None``.
-    ``UsageError`` for a ``pipeline`` or ``scheduler`` that names nothing (an
-    unknown pass, a module that does not import): the caller's mistake, not a
-    finding about the compiler. They are resolved outside ``mutant``, so a
-    mutant's own errors while compiling stay findings."""
+    ``UsageError`` for a ``pipeline``, ``scheduler`` or ``mutant`` that names
+    nothing (an unknown pass, a module that does not import): the caller's
+    mistake, not a finding about the compiler. They are resolved outside
+    ``mutant``, so a mutant's own errors while compiling stay findings."""
     resolve_pipeline(pipeline)
+    if mutant is not None:
+        get_mutant(mutant)
     if schedule is None:
         resolve_scheduler(scheduler)
         choice = ScheduleChoice(ScheduleSource.SCHEDULER, None, scheduler)

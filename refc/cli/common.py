@@ -164,12 +164,18 @@ def out_file(path: str) -> None:
 
 
 def derived_out(source: str, out: str | None, suffix: str) -> str:
-    """The file a converting command writes: ``out`` (``-o``), else ``source``
-    with ``suffix``; never ``source`` itself (a model named ``m.json`` imported,
-    a graph named ``g.onnx`` exported: the default would overwrite the input)."""
+    """The file a converting command writes, found before any work: ``out``
+    (``-o``), else ``source`` with ``suffix``; never ``source`` itself, by any
+    name or link (a model named ``m.json`` imported, a graph named ``g.onnx``
+    exported: the default would overwrite the input)."""
     path = out or str(Path(source).with_suffix(suffix))
-    if os.path.realpath(path) == os.path.realpath(source):
-        raise UsageError(f"{path}: the output would overwrite the input {source}; name another with -o")
+    try:
+        same = os.path.samefile(path, source)
+    except OSError:  # the output does not exist yet (or the input is gone: reading it says so)
+        same = False
+    if same:
+        hint = "give -o another file" if out is None else "-o names the input"
+        raise UsageError(f"{path}: the output would overwrite the input {source}; {hint}")
     return path
 
 

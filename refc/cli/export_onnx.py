@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from refcompiler.onnx_io.exporter import export_graph, exit_names, write_model
     from refcompiler.verifier import violations
 
+    out = derived_out(args.graph, args.out, ".onnx")  # before any work
     graph = load(args)
     found = violations(graph)
     for v in found:
@@ -41,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
         onnx.checker.check_model(model, full_check=True)
     except onnx.checker.ValidationError as e:  # the exporter wrote a wrong model: a bug in refc
         raise InternalError(f"the exported model fails onnx.checker: {' '.join(str(e).split())}") from None
-    out = derived_out(args.graph, args.out, ".onnx")
     try:
         write_model(model, out)
     except OSError as e:

@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     dims = dict(args.dim)
     if len(dims) != len(args.dim):
         raise UsageError("--dim binds each name once")
+    out = derived_out(args.model, args.out, ".json")  # before any work
     values = load_npz(args.inputs) if args.inputs else None
     imported = import_file(args.model, dims=dims, values=values)
-    out = derived_out(args.model, args.out, ".json")
     try:
         dump_graph(imported.graph, out)
     except OSError as e:

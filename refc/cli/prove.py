@@ -6,8 +6,8 @@
 Exit 0 proved; 1 a counterexample, or an invalid graph (without
 ``--no-verify``, reported as ``refc check`` does), or no legal schedule at
 all; 2 bad usage or a malformed graph; 3 inconclusive (a Z3 unknown or
-timeout is never reported as proved; ``--timeout`` bounds the whole proof,
-60 s unless given); 4 the two deciders disagree (a bug in
+timeout is never reported as proved; ``--timeout`` bounds Z3 and
+enumeration over the whole proof, 60 s unless given); 4 the two deciders disagree (a bug in
 refc).
 
 With ``--no-verify`` the deciders work from the raw effects of an invalid

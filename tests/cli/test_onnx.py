@@ -223,3 +223,11 @@ def test_the_default_output_never_overwrites_the_input(capsys, tmp_path):
     one_line_refusal(capsys, "export", graph, contains="the output would overwrite the input")
     assert graph.read_text() == (ROOT / "examples" / "read_then_save.json").read_text()
     assert refc(capsys, "export", graph, "-o", tmp_path / "g2.onnx")[0] == 0
+
+
+def test_an_output_that_is_the_input_by_a_link_is_refused_before_any_work(capsys, tmp_path):
+    graph = tmp_path / "g.json"
+    graph.write_text((ROOT / "examples" / "read_then_save.json").read_text())
+    (tmp_path / "same.onnx").hardlink_to(graph)
+    one_line_refusal(capsys, "export", graph, "-o", tmp_path / "same.onnx", contains="-o names the input")
+    assert graph.read_text() == (ROOT / "examples" / "read_then_save.json").read_text()

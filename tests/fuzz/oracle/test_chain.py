@@ -344,11 +344,11 @@ def test_an_order_that_passed_under_one_pipeline_is_compiled_under_another(monke
     assert [len(c) > 0 for c in calls] == [True, True] and len(calls) == 2  # O0 once, then O2 only
 
 
-def test_check_raises_for_a_pipeline_or_scheduler_that_names_nothing():
+def test_check_raises_for_a_pipeline_scheduler_or_mutant_that_names_nothing():
     """A typo is the caller's mistake: were it a finding, a Hypothesis test would
     report it as a compiler bug (and shrink it)."""
     graph = load_graph(READ_THEN_SAVE)
-    for kwargs in ({"pipeline": "no_such_module_xyz:PIPELINE"}, {"pipeline": "O2,no_such_pass"}, {"scheduler": "no_such_scheduler"}):
+    for kwargs in ({"pipeline": "no_such_module_xyz:PIPELINE"}, {"pipeline": "O2,no_such_pass"}, {"scheduler": "no_such_scheduler"}, {"mutant": "no-such-mutant"}):
         with pytest.raises(UsageError):
             check(graph, **kwargs)
     assert check(graph, pipeline="O2", scheduler="memory") is None

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from refcompiler.graph_json import graph_from_doc
 from refcompiler.verifier import violations
 
-from fuzz.oracle.ownership import OWNERSHIP_RULES, broken_rules
+from fuzz.ownership import OWNERSHIP_RULES, broken_rules
 from fuzz.strategies import REJECTABLE, graphs
 from fuzz.strategies.invalid import broken, edit_count
 
