@@ -270,3 +270,15 @@ def test_a_graph_with_an_input_too_many_reduces_without_an_error():
     doc["nodes"].append({"name": "bad", "op": "relu", "inputs": ["x", "x"]})
     small = reduce_graph(graph_from_doc(doc), lambda g: True, acceptable=breaks_only("G-1"))
     assert [n.name for n in small.nodes] == ["bad"] and {v.invariant for v in violations(small)} == {"G-1"}
+
+
+def test_a_structure_check_under_test_that_lets_an_input_too_many_through_does_not_end_the_reducer(monkeypatch):
+    """With the structure check the code under test, inference meets ``relu(x, x)``
+    and raises IndexError: such a graph is no valid one, and has no types."""
+    import fuzz.shrink as shrink
+
+    monkeypatch.setattr(shrink, "check_structure", lambda graph: iter(()))
+    doc = graph_to_doc(_chain())
+    doc["nodes"].append({"name": "bad", "op": "relu", "inputs": ["x", "x"]})
+    small = reduce_graph(graph_from_doc(doc), lambda g: "bad" in g.node_by_name, acceptable=breaks_only("G-1"))
+    assert "bad" in small.node_by_name and len(small.nodes) < 7

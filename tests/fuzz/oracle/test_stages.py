@@ -230,6 +230,21 @@ def test_a_crash_is_a_finding_not_an_abort(monkeypatch, entry, given):
     assert f is not None and f.crashed and f.signature.invariant == CRASH and "boom" in f.explanation
 
 
+@pytest.mark.parametrize("expect", [PASS, reject("OWN-4")])
+def test_a_verifier_that_crashes_is_a_finding_on_an_invalid_graph_too(monkeypatch, expect):
+    """A structure check under test that lets an input too many through makes
+    type inference raise; for a case expected to be rejected that escaped the
+    chain (the campaign ended: 'failed outside the oracle')."""
+    import refcompiler.verifier as verifier
+
+    def crash(graph):
+        raise IndexError("tuple index out of range")
+
+    monkeypatch.setattr(verifier, "check_own4", crash)  # the verifier's code itself, not a swap point
+    f = check(_two_saves(), expect=expect, proof=False)
+    assert f is not None and f.crashed and f.stage is Stage.VERIFY and "IndexError" in f.explanation
+
+
 def test_a_case_the_reference_cannot_run_is_reported():
     path = ROOT / "examples" / "embedding_update.json"
     graph = load_graph(path)
