@@ -65,16 +65,22 @@ def _fresh_name(graph: Graph, base: str) -> str:
     return f"{base}{k}"
 
 
-def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
-    """Result types, or ``{}`` for a graph whose types cannot be inferred (an
-    invalid graph being reduced: a cycle, an input too many, a shape that does
-    not fit). Inference assumes the structure checked (``check_structure``)."""
+def _inferred(graph: Graph) -> dict[tuple[str, int], TensorType] | None:
+    """Result types, or ``None`` for a graph whose types cannot be inferred (G-1:
+    a cycle, an input too many, a shape that does not fit). Inference assumes
+    the structure checked (``check_structure``); it failing on what a structure
+    check under test let through means no types too."""
     if next(iter(check_structure(graph)), None) is not None:
-        return {}
+        return None
     try:
         return infer_types(graph)
-    except Exception:  # G-1, or inference failing on what a structure check under test let through
-        return {}
+    except Exception:
+        return None
+
+
+def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
+    """``_inferred``, ``{}`` for none (an invalid graph being reduced)."""
+    return _inferred(graph) or {}
 
 
 def _rewire(nodes: list[Node], old: Ref, new: Ref) -> list[Node]:
@@ -269,13 +275,7 @@ def broken_invariants(graph: Graph) -> set[str]:
     graph still breaks a rule, they would answer with the bug (or raise), and
     no edit would be kept; so they are not asked."""
     broken = broken_rules(graph)
-    if next(iter(check_structure(graph)), None) is not None:
-        return broken | {"G-1"}
-    try:
-        infer_types(graph)
-    except Exception:  # G-1 (a dtype or a shape that does not fit), or inference failing on
-        return broken | {"G-1"}  # what a structure check under test let through: no valid graph either
-    return broken
+    return broken if _inferred(graph) is not None else broken | {"G-1"}
 
 
 def valid(graph: Graph) -> bool:
