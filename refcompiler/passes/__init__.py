@@ -108,22 +108,26 @@ def _from_object(value: object, origin: str, *, made: bool = False) -> list[tupl
             if made:
                 raise UsageError(f"pipeline {origin}: its function returned another function of no arguments, not passes")
             return _from_object(call_untrusted(value, f"pipeline {origin}"), origin, made=True)
-        return [_element(value, origin)]
+        return _elements(value, origin)
     if isinstance(value, (list, tuple)):
-        return [_element(v, origin) for v in value]
+        return [p for v in value for p in _elements(v, origin)]
     raise UsageError(f"pipeline {origin}: expected a list of passes or pass names, got {type(value).__name__}")
 
 
-def _element(value: object, origin: str) -> tuple[str, Pass]:
+def _elements(value: object, origin: str) -> list[tuple[str, Pass]]:
+    """One item of a pipeline list: a pass, a pass name, a pipeline name (its
+    passes: ``["O2", my_pass]`` is O2 then the user's pass) or ``module:attr`` of a pass."""
     if isinstance(value, str):
         if ":" in value:
             loaded = load_attribute(value, "pipeline")
             if not callable(loaded):
                 raise UsageError(f"pipeline {origin}: {value} is not a pass")
-            return value, loaded  # type: ignore[return-value]
-        return _by_name(value.strip())
+            return [(value, loaded)]  # type: ignore[list-item]
+        if value.strip() in PIPELINES:
+            return [_by_name(name) for name in PIPELINES[value.strip()]]
+        return [_by_name(value.strip())]
     if callable(value):
-        return getattr(value, "__name__", repr(value)), value  # type: ignore[return-value]
+        return [(getattr(value, "__name__", repr(value)), value)]  # type: ignore[list-item]
     raise UsageError(f"pipeline {origin}: {value!r} is neither a pass nor a pass name")
 
 
@@ -131,8 +135,8 @@ def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]
     """The passes ``spec`` names, as ``(name, pass)`` in order.
 
     ``spec``: a string of comma-separated items, each a pipeline name (``O0``,
-    ``O2``), a pass name or ``module:attribute``; or a sequence of pass names
-    and pass functions. Raises ``UsageError`` listing what is known when a name
+    ``O2``), a pass name or ``module:attribute``; or a sequence of pipeline
+    names, pass names and pass functions. Raises ``UsageError`` listing what is known when a name
     is unknown.
     """
     if isinstance(spec, str):
@@ -149,7 +153,7 @@ def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]
                 out.append(_by_name(item))
         return out
     if isinstance(spec, Sequence):
-        return [_element(v, repr(spec)) for v in spec]
+        return [p for v in spec for p in _elements(v, repr(spec))]
     return _from_object(spec, repr(spec))
 
 

@@ -82,6 +82,15 @@ def test_sequence_of_names_and_functions():
         resolve_pipeline(["sink_alloc", 3])  # type: ignore[list-item]
 
 
+def test_a_pipeline_name_in_a_list_stands_for_its_passes(user_module):
+    """``["O2", my_pass]``: O2, then the user's pass (it was "unknown pass 'O2'",
+    while the message listed O2 among the pipelines it knows)."""
+    user_module.AFTER_O2 = ["O2", user_module.identity]
+    want = [*PIPELINES["O2"], "identity"]
+    assert [name for name, _ in resolve_pipeline(["O2", user_module.identity])] == want
+    assert [name for name, _ in resolve_pipeline("user_passes_for_test:AFTER_O2")] == want
+
+
 @pytest.fixture
 def user_module():
     module = types.ModuleType("user_passes_for_test")
