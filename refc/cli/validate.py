@@ -6,7 +6,7 @@ schedule or scheduler, pipeline and mutant unless an option says otherwise, a
 plug-in it names imported only with ``--allow-plugin MODULE``) and proves the program's final placeholders and owned state
 equal to the reference's for all input values, after one run and after two
 (``--runs``). With ``--all-schedules``, every legal order up to
-``--max-orders``, each distinct program validated once; the output says how
+``--max-orders``, none started after ``--max-seconds``, each distinct program validated once; the output says how
 many orders it covered and never claims all unless it enumerated all.
 ``--max-terms`` bounds the symbolic terms a graph can make it build.
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, positive_seconds, verdict_exit, whole_number
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refcompiler.errors import InvariantViolation, UsageError
-from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
+from refcompiler.symbolic.defaults import DEFAULT_ALL_SECONDS, DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     from refcompiler.graph import Graph
@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--all-schedules", action="store_true", help="validate every legal order (each distinct program once)")
     p.add_argument(
         "--max-orders", type=whole_number(1), default=DEFAULT_ORDER_LIMIT, metavar="N", help=f"with --all-schedules: at most N orders (default {DEFAULT_ORDER_LIMIT})"
+    )
+    p.add_argument(
+        "--max-seconds", type=positive_seconds, default=DEFAULT_ALL_SECONDS, metavar="SECONDS",
+        help=f"with --all-schedules: start no order after SECONDS; the orders left out make it inconclusive (default {DEFAULT_ALL_SECONDS:g})",
     )
     p.add_argument(
         "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms (default {DEFAULT_MAX_TERMS})"
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         if args.all_schedules:
             with activate(settings.mutant):
                 result = validate_all_schedules(
-                    graph, pipeline=settings.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms
+                    graph, pipeline=settings.pipeline, runs=args.runs, timeout=args.timeout, limit=args.max_orders, max_terms=args.max_terms,
+                    seconds=args.max_seconds,
                 )
             return _report_all(args, graph, settings, result)
         compiled = compile_from_args(graph, args, settings)
@@ -99,6 +104,7 @@ def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, resu
             "enumerated_all": result.enumerated_all,
             "distinct_programs": result.programs,
             "max_orders": result.limit,
+            "out_of_time": result.out_of_time,
             "seconds": round(result.seconds, 6),
             "failing_order": None if result.failing_order is None else list(result.failing_order),
             "failing": None if result.failing is None else _validation_doc(result.failing),
@@ -111,7 +117,8 @@ def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, resu
         print(f"{args.graph}: proved for all {result.orders} legal orders ({result.programs} distinct programs), "
               f"pipeline {settings.pipeline}, {SCOPE.replace('for this schedule and pipeline, ', '')}")
     else:
-        print(f"{args.graph}: inconclusive: covered {result.orders} legal orders (the limit, --max-orders), not all; "
+        limit = f"the time limit, --max-seconds {args.max_seconds:g}" if result.out_of_time else "the limit, --max-orders"
+        print(f"{args.graph}: inconclusive: covered {result.orders} legal orders ({limit}), not all; "
               f"those {result.programs} distinct programs are proved")
     return verdict_exit(result.verdict)
 

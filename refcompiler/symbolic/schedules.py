@@ -35,11 +35,11 @@ __all__ = ["AllSchedules", "validate_all_schedules", "canonical_text", "canonica
 @dataclass(frozen=True)
 class AllSchedules:
     """``orders``: legal orders covered; ``enumerated_all``: no legal order was
-    left out by ``limit``; ``programs``: distinct programs validated;
-    ``verdict``: proved only if every legal order was covered and its program
-    proved; inconclusive when the limit left orders out (those covered are
-    proved) or a program was; ``failing``: the first order whose program was
-    not proved, and its validation."""
+    left out by ``limit`` or by the time limit (``out_of_time``: it was the
+    time); ``programs``: distinct programs validated; ``verdict``: proved only
+    if every legal order was covered and its program proved; inconclusive when
+    a limit left orders out (those covered are proved) or a program was;
+    ``failing``: the first order whose program was not proved, and its validation."""
 
     verdict: Verdict
     orders: int
@@ -49,6 +49,7 @@ class AllSchedules:
     failing_order: tuple[str, ...] | None = None
     failing: Validation | None = None
     seconds: float = 0.0
+    out_of_time: bool = False
 
     @property
     def complete(self) -> bool:
@@ -182,21 +183,27 @@ def validate_all_schedules(
     timeout: float = DEFAULT_TIMEOUT,
     limit: int = DEFAULT_ORDER_LIMIT,
     max_terms: int = DEFAULT_MAX_TERMS,
+    seconds: float | None = None,
 ) -> AllSchedules:
     """Validate ``pipeline``'s program for up to ``limit`` legal orders of ``graph``.
 
-    ``timeout`` bounds each Z3 call. The orders are those of the graph the
-    compiler schedules (with the copies ``break_save_cycles`` adds, if any)."""
+    ``timeout`` bounds each Z3 call; ``seconds`` (``None``: no bound) the time
+    after which no further order is started (the result is then inconclusive,
+    ``out_of_time``). The orders are those of the graph the compiler schedules
+    (with the copies ``break_save_cycles`` adds, if any)."""
     start = time.monotonic()
     first = compile_graph(graph, pipeline=pipeline)
     scheduled = scheduled_graph(first)
     passes = resolve_pipeline(pipeline)
     reference = symbolic_reference(graph, runs=runs, max_terms=max_terms)  # the same for every order
     seen: dict[str, Validation] = {}
-    count, enumerated_all = 0, True
+    count, enumerated_all, out_of_time = 0, True, False
     for k, order in enumerate(all_legal_orders(scheduled, limit=limit + 1)):
         if k >= limit:
             enumerated_all = False
+            break
+        if seconds is not None and time.monotonic() - start > seconds:
+            enumerated_all, out_of_time = False, True
             break
         count += 1
         compiled = _compile_order(first, scheduled, order, passes)
@@ -208,4 +215,4 @@ def validate_all_schedules(
             return AllSchedules(result.verdict, count, False, len(seen), limit, order, result, time.monotonic() - start)
     # every covered program is proved; the verdict is proved only if every legal order was covered
     verdict = Verdict.PROVED if enumerated_all else Verdict.INCONCLUSIVE
-    return AllSchedules(verdict, count, enumerated_all, len(seen), limit, seconds=time.monotonic() - start)
+    return AllSchedules(verdict, count, enumerated_all, len(seen), limit, seconds=time.monotonic() - start, out_of_time=out_of_time)

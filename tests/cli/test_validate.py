@@ -66,6 +66,19 @@ def test_all_schedules_reports_orders_and_programs(capsys: pytest.CaptureFixture
     assert code == 3 and "covered 2 legal orders" in out and "not all" in out
 
 
+def test_all_schedules_is_bounded_in_time(capsys: pytest.CaptureFixture[str]):
+    """Every order may take a Z3 call of --timeout: 20,000 of them were hours.
+    Past --max-seconds (600 by default) no order starts; those left out make
+    the verdict inconclusive, never proved."""
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--all-schedules", "--max-seconds", "1e-9", "--json")
+    doc = json.loads(out)
+    assert code == 3 and doc["verdict"] == "inconclusive" and doc["out_of_time"] and not doc["enumerated_all"]
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--all-schedules", "--max-seconds", "1e-9")
+    assert code == 3 and "(the time limit, --max-seconds 1e-09), not all" in out
+    code, out, _ = refc(capsys, "validate", EXAMPLE, "--all-schedules", "--json")
+    assert code == 0 and json.loads(out)["out_of_time"] is False
+
+
 def test_all_schedules_gives_the_first_failing_order(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     case = ROOT / "corpus" / "mutant.share-ignore-later-reads.json"
     code, out, _ = refc(capsys, "validate", case, "--mutant", "share-ignore-later-reads", "--pipeline", "O2", "--all-schedules", "--out", tmp_path / "c.json")
