@@ -233,7 +233,7 @@ def _state_user(e: _Editor, bad: Storage) -> None:
     own fresh owned variable), so that a check that looks at one state operand
     only misses some of them."""
     minmax, hist = bad.shape == (2,), len(bad.shape) == 1
-    assert bad.dtype is F32, bad  # every caller's storage is float32: state is
+    assert bad.dtype is F32, bad  # every caller passes float32 storage, as all state is
     if not hist or e.draws.integer(0, 3) == 0:  # mostly a profile where one fits
         e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, bad.shape)], state=(bad.name,))
         return
