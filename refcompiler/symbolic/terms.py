@@ -203,33 +203,18 @@ class Terms:
         """``default``, then ``ite(c, v, that)`` for each ``c, v`` in turn: the
         last pair is the outermost ``ite``. Each ``ite`` is made (or found) in
         that order, as the calls one by one would make them."""
-        index, new, sorts, true, false = self.index, self._new, self.sorts, self.true, self.false
-        out = default
-        for c, a in zip(conds, values, strict=True):  # ``ite`` and ``_make``, inlined: the hot loop of ``embedding_update``
-            if a == out or c == true:
-                out = a
-            elif c != false:
-                node = ("ite", c, a, out)
-                found = index.get(node)
-                out = found if found is not None else new(node, sorts[a])
+        ite, out = self.ite, default
+        for c, a in zip(conds, values, strict=True):
+            out = ite(c, a, out)
         return out
 
     def add_where(self, f: str, acc: int, conds: Sequence[int], addends: Sequence[int]) -> int:
         """``acc``, then ``ite(c, app(f, (that, g)), that)`` for each ``c, g`` in
         turn (``np.add.at``'s order). Each application is made even where ``c``
         is false, before its ``ite``, as the calls one by one would make them."""
-        index, new, sorts, true, false = self.index, self._new, self.sorts, self.true, self.false
+        ite, make = self.ite, self._make
         for c, g in zip(conds, addends, strict=True):
-            node = ("app", f, (acc, g))
-            applied = index.get(node)
-            if applied is None:
-                applied = new(node, Sort.F)
-            if applied == acc or c == true:
-                acc = applied
-            elif c != false:
-                node = ("ite", c, applied, acc)
-                found = index.get(node)
-                acc = found if found is not None else new(node, sorts[applied])
+            acc = ite(c, make(("app", f, (acc, g)), Sort.F), acc)
         return acc
 
     # -- tensors -------------------------------------------------------------------
