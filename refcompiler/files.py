@@ -24,6 +24,10 @@ __all__ = ["read_json", "read_bounded", "FIFO_SECONDS", "write_atomic", "write_j
 
 
 FIFO_SECONDS = 30.0  # the longest refc waits for a writer to a named pipe it reads
+# How deep lists and objects may nest in a JSON file refc reads. A graph's deepest
+# part, a rank-8 init value in a case file, is 14 deep; checkers that recurse per
+# level (the schema checks) would exhaust Python's stack on a few hundred levels.
+MAX_NESTING = 32
 
 
 def read_bounded(path: str | os.PathLike[str]) -> bytes:
@@ -71,11 +75,31 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     except RecursionError:
         # json.loads recurses once per nesting level; no graph nests this deep
         raise MalformedInput("JSON nested too deeply", path=p) from None
+    if _nests_deeper(doc, MAX_NESTING):
+        raise MalformedInput(f"JSON nested more than {MAX_NESTING} lists and objects deep", path=p)
     if _ESCAPED_SURROGATE.search(text):
         where = _surrogate_at(doc)
         if where is not None:
             raise MalformedInput("a string holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape not in a pair), which is no text", path=p, field=where)
     return doc
+
+
+def _nests_deeper(doc: Any, bound: int) -> bool:
+    """Whether lists and objects in ``doc`` nest more than ``bound`` deep (level by level, not recursing)."""
+    level, depth = [doc], 0
+    while level:
+        depth += 1
+        if depth > bound:
+            return True
+        inner: list[Any] = []
+        for v in level:
+            if type(v) is dict:
+                v = v.values()
+            elif type(v) is not list:
+                continue
+            inner += [x for x in v if type(x) is dict or type(x) is list]
+        level = inner
+    return False
 
 
 # A lone surrogate can only come from a \u escape (strict UTF-8 decoding refuses

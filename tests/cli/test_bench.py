@@ -89,3 +89,17 @@ def test_bench_without_a_section_flag_runs_every_section_and_with_flags_only_tho
     ran.clear()
     assert main(["bench", "--gamma", "--alpha", "--json"]) == 0
     assert ran == ["alpha", "gamma"] and json.loads(capsys.readouterr().out) == {"alpha": {"name": "alpha"}, "gamma": {"name": "gamma"}}
+
+
+def test_bench_compile_times_loading_and_both_pipelines_with_their_growth(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "--compile", "--compile-sizes", "40,80", "--compile-repeat", "1"]
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)["compile"]
+    assert [r["nodes"] for r in data["graphs"]] == [40, 80]
+    for r in data["graphs"]:
+        assert r["load_seconds"] > 0 and r["reference_seconds"] > 0
+        assert all(r[p]["seconds"] > 0 and r[p]["over_reference"] > 0 for p in ("O0", "O2"))
+    assert set(data["growth_exponent"]) == {"load", "O0", "O2", "reference"}
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "load s" in out and "growth exponent (log-log least squares, 40 to 80 nodes): load " in out

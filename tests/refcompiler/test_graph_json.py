@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from specs import Dtype, OpKind
 
-from refcompiler.errors import MalformedInput
+from refcompiler.errors import InvariantViolation, MalformedInput
+from refcompiler.files import MAX_NESTING
+from refcompiler.verifier import verify
 from refcompiler.graph import Init, StorageKind, initial_value
 from refcompiler.graph_json import FORMAT, dump_graph, graph_from_doc, graph_to_doc, load_graph, read_json
 
@@ -138,6 +140,36 @@ def test_read_json_errors_name_the_file(tmp_path):
         read_json(deep)
     with pytest.raises(MalformedInput, match="cannot read"):
         read_json(tmp_path)
+
+
+def _nested_attr_doc(depth: int) -> dict[str, Any]:
+    """A graph document whose deepest list is ``depth`` levels down (the top object is level 1)."""
+    value: Any = []
+    for _ in range(depth - 5):  # the top object, "nodes", the node and its "attrs" are four levels, [] the fifth
+        value = [value]
+    node = {"name": "r", "op": "relu", "inputs": ["A"], "attrs": {"k": value}}
+    return {"format": FORMAT, "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [3]}], "nodes": [node]}
+
+
+def test_json_nested_past_the_bound_is_refused_before_any_checker_recurses(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text(json.dumps(_nested_attr_doc(MAX_NESTING + 1)))
+    with pytest.raises(MalformedInput, match=f"nested more than {MAX_NESTING} lists and objects deep"):
+        read_json(deep)
+    deep.write_text(json.dumps(_nested_attr_doc(900)))  # json.loads reads it; the schema checks would exhaust the stack
+    with pytest.raises(MalformedInput, match="nested more than"):
+        load_graph(deep)
+    # at the bound: read, and refused by the graph's own rules (relu has no attribute 'k'), not by a crash
+    deep.write_text(json.dumps(_nested_attr_doc(MAX_NESTING)))
+    with pytest.raises(InvariantViolation, match="unknown attribute 'k'"):
+        verify(load_graph(deep))
+    bad = _nested_attr_doc(MAX_NESTING)
+    inner = bad["nodes"][0]["attrs"]["k"]
+    while inner and isinstance(inner[0], list):
+        inner = inner[0]
+    inner.append({"x": 1})  # an object where attribute values allow none: the jsonschema path, at the bound
+    with pytest.raises(MalformedInput, match="expected null or true or false or a number or a string or a list"):
+        graph_from_doc(bad, path="g.json")
 
 
 def test_every_malformed_file_is_rejected_by_the_loader():
