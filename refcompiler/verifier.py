@@ -21,9 +21,7 @@ Checked, per id:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterator
 
 from specs import AttrKind, Dtype, OpKind, OpSpec, ShapeError, TensorType
 
@@ -32,6 +30,9 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 from refcompiler.spec import specs_of
+
+if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
+    import networkx as nx
 
 __all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order"]
 
@@ -73,12 +74,16 @@ def evaluation_order(graph: Graph) -> Iterator[str]:
     then its error."""
     order = graph.data_order
     if order is None:
+        import networkx as nx
+
         return nx.lexicographical_topological_sort(data_graph(graph), key=graph.creation_order.__getitem__)
     return iter(order)
 
 
 def data_graph(graph: Graph) -> nx.DiGraph:
     """Producer -> consumer edges between nodes (storage is not a vertex)."""
+    import networkx as nx
+
     g = nx.DiGraph()
     g.add_nodes_from(n.name for n in graph.nodes)
     for node in graph.nodes:
@@ -130,6 +135,8 @@ def _structure(graph: Graph, specs: list[OpSpec]) -> Iterator[InvariantViolation
         if s.owner is not None and s.owner not in graph.node_by_name:
             yield _g1(f"owned variable '{s.name}' names owner '{s.owner}', which is no node", s.name, s.owner)
     if graph.data_order is None:  # a cycle, or two nodes of one name: ask networkx which
+        import networkx as nx
+
         dg = data_graph(graph)
         if not nx.is_directed_acyclic_graph(dg):
             cycle = [u for u, _ in nx.find_cycle(dg)]

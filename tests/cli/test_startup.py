@@ -56,8 +56,19 @@ def test_version_is_the_installed_packages():
 
 
 def test_check_loads_what_checking_a_graph_needs_only():
-    watched = ("z3", "rich", "hypothesis", "refcompiler.pictures.graph", "refcompiler.driver", "fuzz.oracle")
+    # networkx is for a graph with a cycle, jsonschema for wording a malformed file's message
+    watched = ("z3", "rich", "hypothesis", "networkx", "jsonschema", "refcompiler.pictures.graph", "refcompiler.driver", "fuzz.oracle")
     assert loaded(["check", SGD], watched) == []
+
+
+def test_check_loads_networkx_for_a_cycle_and_jsonschema_for_a_malformed_file(tmp_path):
+    doc = json.loads((ROOT / SGD).read_text())
+    cyclic = {"format": doc["format"], "storage": doc["storage"], "nodes": [
+        {"name": "a", "op": "relu", "inputs": ["b"]}, {"name": "b", "op": "relu", "inputs": ["a"]}]}
+    (tmp_path / "cycle.json").write_text(json.dumps(cyclic))
+    (tmp_path / "bad.json").write_text(json.dumps({"format": doc["format"], "nodes": [{"name": "a"}]}))
+    assert loaded(["check", str(tmp_path / "cycle.json")], ("networkx", "jsonschema")) == ["networkx"]
+    assert loaded(["check", str(tmp_path / "bad.json")], ("networkx", "jsonschema")) == ["jsonschema"]
 
 
 def test_show_and_compile_load_no_z3_rich_or_hypothesis():
