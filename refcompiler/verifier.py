@@ -34,7 +34,7 @@ from refcompiler.spec import specs_of
 if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
     import networkx as nx
 
-__all__ = ["Types", "verify", "violations", "infer_types", "data_graph", "evaluation_order"]
+__all__ = ["Types", "verify", "violations", "checked", "infer_types", "data_graph", "evaluation_order"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -52,8 +52,14 @@ def violations(graph: Graph) -> list[InvariantViolation]:
     return _checked(graph)[0]
 
 
+def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
+    """Every violation, and the result types when shape inference ran through
+    (a graph with ownership faults but no G-1 one has them): ``violations`` and
+    ``infer_types`` in one walk."""
+    return _checked(graph)
+
+
 def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
-    """Every violation, and the result types when shape inference ran through."""
     specs = specs_of(graph.nodes)  # one walk: each node's spec resolved once
     out = list(_structure(graph, specs))
     for check in (check_own1, check_own2, check_own3, check_own4):

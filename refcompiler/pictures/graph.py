@@ -31,7 +31,8 @@ from refcompiler.deps import memory_edges
 from refcompiler.graph import Graph, Node, StorageKind
 from refcompiler.pictures.dot import Dot, Html
 from refcompiler.printer import op_symbol
-from refcompiler.verifier import infer_types, violations
+from refcompiler.errors import InvariantViolation
+from refcompiler.verifier import Types, checked
 
 __all__ = ["graph_dot", "add_graph", "add_legend", "GraphIds", "Style", "ERROR"]
 
@@ -127,8 +128,7 @@ def _node_label(node: Node, types: Mapping[tuple[str, int], TensorType] | None) 
     return Html(f'<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">{cells}</TABLE>')
 
 
-def _node_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str]) -> None:
-    types = None if violations(graph) else infer_types(graph)
+def _node_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str], types: Types | None) -> None:
     for node in graph.nodes:
         if node.op is OpKind.SAVE:
             attrs: dict[str, str | Html] = {**Style.SAVE, "label": f"{node.name}\nsave -> {node.attr('target')}"}
@@ -174,8 +174,8 @@ def _marked(style: Mapping[str, str], label: str, note: str | None) -> dict[str,
     return {**style, "label": f"{label}\n{note}", "color": ERROR, "fontcolor": ERROR, "penwidth": "3"}
 
 
-def _violation_notes(dot: Dot, graph: Graph, ids: GraphIds) -> None:
-    for i, v in enumerate(violations(graph)):
+def _violation_notes(dot: Dot, graph: Graph, ids: GraphIds, found: list[InvariantViolation]) -> None:
+    for i, v in enumerate(found):
         note = f"{ids.prefix}violation:{i}"
         dot.vertex(note, {**Style.NOTE, "label": textwrap.fill(f"{v.invariant}: {v.detail}", 48)})
         for name in v.names:
@@ -185,14 +185,23 @@ def _violation_notes(dot: Dot, graph: Graph, ids: GraphIds) -> None:
                 dot.edge(note, ids.entry(name), Style.NOTE_EDGE)
 
 
-def add_graph(dot: Dot, graph: Graph, ids: GraphIds, *, highlight: Mapping[tuple[str, str], str] | None = None) -> None:
+def add_graph(
+    dot: Dot,
+    graph: Graph,
+    ids: GraphIds,
+    *,
+    highlight: Mapping[tuple[str, str], str] | None = None,
+    verdict: tuple[list[InvariantViolation], Types | None] | None = None,
+) -> None:
     """Draw ``graph`` into ``dot`` with vertex ids from ``ids``; ``highlight``
-    marks dependency edges (node pairs) in red with a note."""
-    flagged = {n for v in violations(graph) for n in v.names}
+    marks dependency edges (node pairs) in red with a note. ``verdict``: the
+    verifier's ``checked(graph)``, when the caller has it (it is made once)."""
+    found, types = checked(graph) if verdict is None else verdict
+    flagged = {n for v in found for n in v.names}
     _storage_vertices(dot, graph, ids, flagged)
-    _node_vertices(dot, graph, ids, flagged)
+    _node_vertices(dot, graph, ids, flagged, None if found else types)
     _edges(dot, graph, ids, highlight or {})
-    _violation_notes(dot, graph, ids)
+    _violation_notes(dot, graph, ids, found)
 
 
 _LEGEND_ROWS = (
@@ -227,9 +236,10 @@ def add_legend(dot: Dot, prefix: str = "") -> None:
 
 def graph_dot(graph: Graph) -> str:
     """The picture of ``graph`` (any loaded graph, valid or not) as DOT text."""
-    found = violations(graph)
+    verdict = checked(graph)
+    found = verdict[0]
     title = f"graph {graph.name}" + (f": {len(found)} violation(s)" if found else "")
     dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
-    add_graph(dot, graph, GraphIds())
+    add_graph(dot, graph, GraphIds(), verdict=verdict)
     add_legend(dot)
     return dot.text()
