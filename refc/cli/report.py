@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,17 +23,18 @@ from refc.cli.common import file_path
 from refc.cli.picture import drawing
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import read_json, write_atomic
-from refcompiler.pictures.render import INSTALL_HINT, PictureFormat, have_dot, render
+from refcompiler.pictures.render import DOT_SECONDS, INSTALL_HINT, PictureFormat, have_dot, render
 
 if TYPE_CHECKING:
     from refcompiler.pictures.report import FindingView
 
-__all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES"]
+__all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES", "PICTURE_SECONDS"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/"
 MAX_FILE_BYTES = 8 << 20  # a summary or a case larger than this is not one refc wrote
 MAX_FINDINGS = 200  # findings shown on one page
 MAX_PICTURE_NODES = 300  # a bigger case is listed without a picture (layout time)
+PICTURE_SECONDS = 120.0  # layout time for one page's pictures in all (200 layouts of up to 60 s each were hours)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     notes = [] if have_dot() else [f"no pictures: Graphviz's dot program is not installed ({INSTALL_HINT})"]
     if len(entries) > MAX_FINDINGS:
         notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")
-    findings = [finding_view(out, e, summary.get("mutant")) for e in entries[:MAX_FINDINGS]]
+    deadline = time.monotonic() + PICTURE_SECONDS
+    findings = [finding_view(out, e, summary.get("mutant"), deadline) for e in entries[:MAX_FINDINGS]]
     found_at = [float(e["seconds_to_find"]) for e in entries if isinstance(e.get("seconds_to_find"), (int, float))]
     page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
     target = Path(args.output) if args.output is not None else out / "report.html"
@@ -99,9 +102,10 @@ def _case_path(out: Path, entry: dict[str, Any]) -> Path | None:
     return path if path.is_relative_to(out.resolve()) else None
 
 
-def finding_view(out: Path, entry: dict[str, Any], mutant: Any) -> FindingView:
+def finding_view(out: Path, entry: dict[str, Any], mutant: Any, deadline: float) -> FindingView:
     """What the page shows of one summary entry; a missing or malformed case
-    gives a view that says so."""
+    gives a view that says so. Its picture is laid out only before ``deadline``
+    (``time.monotonic``); one that cannot be drawn is noted beside the case."""
     from refcompiler.graph_json import load_graph
     from refcompiler.pictures.report import FindingView
 
@@ -125,7 +129,7 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any) -> FindingView:
         graph = load_graph(path)
         # a case naming the user's scheduler, pipeline or target replays only with its module allowed
         replay = shlex.join(words + [w for module in _plugins(path) for w in ("--allow-plugin", module)])
-        picture, note = _picture(graph, str(path))
+        picture, note = _picture(graph, str(path), deadline)
     except (OSError, UnicodeDecodeError) as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"cannot read the case {path}: {e}")
     except RefCompilerError as e:
@@ -145,10 +149,19 @@ def _plugins(path: Path) -> tuple[str, ...]:
         return ()
 
 
-def _picture(graph, path: str) -> tuple[str | None, str]:
+def _picture(graph, path: str, deadline: float) -> tuple[str | None, str]:
+    """The case's picture as inline SVG, or ``None`` and why not. Raises what
+    drawing a malformed case raises (its order naming unknown nodes)."""
     if not have_dot():
         return None, f"no picture: {INSTALL_HINT}"
     if len(graph.nodes) > MAX_PICTURE_NODES:
         return None, f"no picture: the case has {len(graph.nodes)} nodes (pictures stop at {MAX_PICTURE_NODES})"
-    svg = render(drawing(graph, path), PictureFormat.SVG).decode("utf-8")
+    dot_text = drawing(graph, path)
+    left = min(DOT_SECONDS, deadline - time.monotonic())
+    if left <= 0:
+        return None, f"no picture: the page's {PICTURE_SECONDS:.0f} s of layout time are spent ({shlex.join(['refc', 'show', path, '--format', 'svg'])} draws it)"
+    try:
+        svg = render(dot_text, PictureFormat.SVG, seconds=left).decode("utf-8")
+    except UsageError as e:  # dot ran out of time or crashed: the case and its replay command still show
+        return None, f"no picture: {e}"
     return svg[svg.index("<svg"):], ""

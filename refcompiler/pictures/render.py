@@ -29,10 +29,10 @@ def have_dot() -> bool:
     return shutil.which("dot") is not None
 
 
-def render(dot_text: str, form: PictureFormat) -> bytes:
+def render(dot_text: str, form: PictureFormat, seconds: float = DOT_SECONDS) -> bytes:
     """``dot_text`` as ``form``: the text itself for DOT, else the output of
     ``dot -Tsvg``/``-Tpng``. Raises ``UsageError`` (exit 2) when ``dot`` is not
-    installed, runs past ``DOT_SECONDS`` or crashes; ``InternalError`` when it rejects the
+    installed, runs past ``seconds`` (default ``DOT_SECONDS``) or crashes; ``InternalError`` when it rejects the
     text (the DOT writers' bug, not the user's)."""
     if form is PictureFormat.DOT:
         return dot_text.encode()
@@ -41,10 +41,10 @@ def render(dot_text: str, form: PictureFormat) -> bytes:
         raise UsageError(f"--format {form.value} needs Graphviz's `dot` program, which is not on PATH: {INSTALL_HINT}; --format dot works without it")
     try:
         done = subprocess.run(
-            [program, f"-T{form.value}"], input=dot_text.encode(), capture_output=True, timeout=DOT_SECONDS, check=False
+            [program, f"-T{form.value}"], input=dot_text.encode(), capture_output=True, timeout=seconds, check=False
         )
     except subprocess.TimeoutExpired:
-        raise UsageError(f"Graphviz's dot took longer than {DOT_SECONDS:.0f} s to lay out the picture; try --format dot") from None
+        raise UsageError(f"Graphviz's dot took longer than {seconds:.0f} s to lay out the picture; try --format dot") from None
     if done.returncode < 0:  # dot itself crashed (a segfault on a huge layout): not refc's DOT text
         raise UsageError(f"Graphviz's dot crashed (signal {-done.returncode}) laying out the picture ({len(dot_text)} characters of DOT); try --format dot")
     if done.returncode != 0:

@@ -149,3 +149,27 @@ def test_a_case_of_the_users_code_replays_with_its_module_allowed(capsys, out_di
     assert code == 0 and replays == [f"refc replay {out_dir}/cases/SCH-2.proof.save.json",
                                      f"refc replay {out_dir}/cases/SEM-1.run.relu-save.json --allow-plugin my_passes"], replays
     assert "passes without the mutant" not in html and "None" not in re.sub(r"<[^>]*>", "", html)
+
+
+def test_pictures_stop_when_the_pages_layout_time_is_spent_and_the_cases_still_show(capsys, out_dir, monkeypatch):
+    from refc.cli import report
+
+    monkeypatch.setattr(report, "PICTURE_SECONDS", 0.0)
+    assert refc(capsys, "report", out_dir)[0] == 0
+    html = (out_dir / "report.html").read_text()
+    assert html.count("<svg") == 1 and html.count("layout time are spent") == 2  # the chart only
+    assert html.count('<code class="replay">') == 2 and "sched-drop-save-war" in html and "&quot;expect&quot;" in html
+
+
+def test_a_layout_dot_cannot_finish_is_noted_beside_its_case(capsys, out_dir, monkeypatch):
+    from refc.cli import report
+    from refcompiler.errors import UsageError
+
+    def stuck(dot_text, form, seconds):
+        raise UsageError(f"Graphviz's dot took longer than {seconds:.0f} s to lay out the picture; try --format dot")
+
+    monkeypatch.setattr(report, "render", stuck)
+    assert refc(capsys, "report", out_dir)[0] == 0
+    html = (out_dir / "report.html").read_text()
+    assert html.count("no picture: Graphviz&#x27;s dot took longer than 60 s") + html.count("no picture: Graphviz's dot took longer than 60 s") == 2
+    assert html.count('<code class="replay">') == 2 and "&quot;expect&quot;" in html
