@@ -5,11 +5,13 @@ result to stdout or, atomically, to a file."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refc.cli.common import file_path
-from refcompiler.errors import MalformedInput, UsageError
+from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import write_atomic
 from refcompiler.pictures.render import PictureFormat, render
 
@@ -101,6 +103,20 @@ def case_notes(graph: Graph) -> list[str]:
     return [str(n) for n in notes]
 
 
+def allow_flags(path: str | Path) -> list[str]:
+    """``--allow-plugin MODULE`` for each plug-in module the case at ``path``
+    names (``fuzz.replay.plugin_modules``): a command that runs the case needs
+    them. None when its case fields are malformed."""
+    from fuzz.corpus import load_case
+    from fuzz.replay import plugin_modules
+
+    try:
+        modules = plugin_modules(load_case(path))
+    except RefCompilerError:
+        return []
+    return [w for module in modules for w in ("--allow-plugin", module)]
+
+
 def drawing(graph: Graph, path: str) -> str:
     """The DOT picture of a graph file: a corpus case with a ``"schedule"`` or a
     ``"scheduler_order"`` beside that order (``case_dot``), any other graph
@@ -113,7 +129,8 @@ def drawing(graph: Graph, path: str) -> str:
     order, label = found
     drawn = _graph_of(graph, order)
     _check_order(drawn, order, path, "schedule" if case_schedule(graph, path) is not None else "scheduler_order")
-    return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label)
+    program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)])
+    return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label, program=program)
 
 
 def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from refc.cli.common import file_path
-from refc.cli.picture import drawing
+from refc.cli.picture import allow_flags, drawing
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import read_json, write_atomic
 from refcompiler.pictures.render import DOT_SECONDS, INSTALL_HINT, PictureFormat, have_dot, render
@@ -128,25 +128,13 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any, deadline: float)
         case_text = path.read_text(encoding="utf-8")
         graph = load_graph(path)
         # a case naming the user's scheduler, pipeline or target replays only with its module allowed
-        replay = shlex.join(words + [w for module in _plugins(path) for w in ("--allow-plugin", module)])
+        replay = shlex.join(words + allow_flags(path))
         picture, note = _picture(graph, str(path), deadline)
     except (OSError, UnicodeDecodeError) as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"cannot read the case {path}: {e}")
     except RefCompilerError as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"the case cannot be drawn: {e}")
     return FindingView(title, explanation, tuple(facts), replay, case_text, picture, note)
-
-
-def _plugins(path: Path) -> tuple[str, ...]:
-    """The plug-in modules the case at ``path`` names (``fuzz.replay.plugin_modules``);
-    none when its case fields are malformed (the page shows the case as it is)."""
-    from fuzz.corpus import load_case
-    from fuzz.replay import plugin_modules
-
-    try:
-        return plugin_modules(load_case(path))
-    except RefCompilerError:
-        return ()
 
 
 def _picture(graph, path: str, deadline: float) -> tuple[str | None, str]:

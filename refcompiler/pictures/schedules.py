@@ -106,16 +106,23 @@ def backward_edges(graph: Graph, order: Sequence[str]) -> dict[tuple[str, str], 
 
 
 def case_dot(
-    graph: Graph, schedule: Sequence[str], *, title: str, notes: Sequence[str] = (), label: str = "the case's schedule"
+    graph: Graph,
+    schedule: Sequence[str],
+    *,
+    title: str,
+    notes: Sequence[str] = (),
+    label: str = "the case's schedule",
+    program: str = "refc compile CASE --format svg",
 ) -> str:
     """A case's graph beside its recorded schedule (the column titled
-    ``label``), broken orderings in red."""
+    ``label``), broken orderings in red. ``program``: the command that draws
+    the case's compiled program, named when no ordering is broken."""
     broken = backward_edges(graph, schedule)
     if not nx.is_directed_acyclic_graph(dependency_graph(graph)):
         notes = [*notes, "the memory edges form a cycle: the compiler first gives each such save a private copy (break_save_cycles)"]
     if not broken:
-        notes = [*notes, "the schedule breaks no dependency: the failure is in the compiled program (refc compile CASE --format svg)"]
-    title = "\n".join([title, *(textwrap.fill(n, 120) for n in notes)])
+        notes = [*notes, f"the schedule breaks no dependency: the failure is in the compiled program ({program})"]
+    title = "\n".join([title, *(textwrap.fill(n, 120, break_on_hyphens=False, break_long_words=False) for n in notes)])
     dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
     ids = GraphIds("graph/")
     dot.open("cluster_graph", {"label": "the graph", "color": "#9e9e9e"})

@@ -57,6 +57,16 @@ def test_show_of_a_case_draws_its_schedule_and_what_it_breaks(capsys):
 CASE = ROOT / "corpus/mutant.sched-drop-save-war.json"
 
 
+@pytest.mark.parametrize("pipeline, flags", [("O2", ""), ("my_passes:PIPELINE", " --allow-plugin my_passes")])
+def test_a_case_whose_schedule_breaks_nothing_points_at_its_program_with_a_command_that_runs(capsys, tmp_path, pipeline, flags):
+    doc = json.loads((ROOT / "corpus/mutant.share-ignore-later-reads.json").read_text())
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({**doc, "pipeline": pipeline}))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    assert code == 0 and "the failure is in the compiled program" in out
+    assert f"(refc compile {path} --format svg{flags})" in out.replace("\\n", " ").replace("\n", " ")
+
+
 def show_edited_case(capsys, tmp_path, edit, *argv):
     """``refc show`` of the corpus case ``CASE`` with ``edit(doc)`` applied."""
     doc = json.loads(CASE.read_text())
