@@ -30,6 +30,7 @@ from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ownership import check_own1, check_own2, check_own3, check_own4
 from refcompiler.spec import specs_of
+from refcompiler.variants import active
 
 if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
     import networkx as nx
@@ -59,7 +60,26 @@ def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
     return _checked(graph)
 
 
+# The last valid graph checked, with what its verdict depends on besides the graph (the
+# swap points installed: a mutant may change it; the limits: an environment variable may):
+# a command prints every violation, then compiles or exports, which verifies again.
+_last_valid: tuple[Graph, object, tuple[int, ...], Types] | None = None
+
+
 def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
+    """``checked``, remembering the last valid graph: an immutable graph
+    checked twice in one context gets the same verdict (a copy of its types)."""
+    global _last_valid
+    context = (active(), tuple(limits.value(name) for name in limits.LIMITS))
+    last = _last_valid
+    if last is not None and last[0] is graph and last[1] is context[0] and last[2] == context[1]:
+        return [], dict(last[3])
+    found, types = _verdict(graph)
+    _last_valid = (graph, context[0], context[1], dict(types)) if not found and types is not None else None
+    return found, types
+
+
+def _verdict(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
     specs = specs_of(graph.nodes)  # one walk: each node's spec resolved once
     out = list(_structure(graph, specs))
     for check in (check_own1, check_own2, check_own3, check_own4):

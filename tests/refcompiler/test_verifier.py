@@ -262,3 +262,46 @@ def test_the_evaluation_order_of_a_cyclic_graph_is_networkx_walk_and_error():
     with pytest.raises(nx.NetworkXUnfeasible):
         list(walk)
     assert Graph("dup", (), (a, a)).data_order is None  # two nodes, one name: left to networkx
+
+
+def _counting_verdicts(monkeypatch) -> list[Graph]:
+    """The graphs the verifier works a verdict out for (not taken from its memo)."""
+    from refcompiler import verifier
+
+    worked: list[Graph] = []
+    original = verifier._verdict
+
+    def counted(graph):
+        worked.append(graph)
+        return original(graph)
+
+    monkeypatch.setattr(verifier, "_verdict", counted)
+    return worked
+
+
+def test_a_valid_graph_checked_twice_is_worked_out_once(monkeypatch):
+    worked = _counting_verdicts(monkeypatch)
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    types = verify(graph)
+    types.clear()  # a caller's copy: the memo keeps its own
+    assert violations(graph) == [] and verify(graph) == infer_types(graph) != {}
+    assert worked == [graph]
+    verify(load_graph(ROOT / "examples" / "sgd_momentum.json"))  # an equal graph, another object
+    assert len(worked) == 2
+
+
+def test_the_memo_is_not_used_under_another_mutant_or_limit_nor_for_an_invalid_graph(monkeypatch):
+    from refcompiler.errors import LimitExceeded
+    from refcompiler.mutants import activate
+
+    worked = _counting_verdicts(monkeypatch)
+    invalid = load_graph(ROOT / "corpus" / "reject.OWN-2.json")
+    with activate("verify-allow-foreign-state"):
+        assert violations(invalid) == []  # the mutant lets it through
+    assert [v.invariant for v in violations(invalid)] == ["OWN-2"]
+    assert [v.invariant for v in violations(invalid)] == ["OWN-2"] and len(worked) == 3
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    verify(graph)
+    monkeypatch.setenv("REFC_MAX_ELEMENTS", "2")
+    with pytest.raises(LimitExceeded):
+        verify(graph)
