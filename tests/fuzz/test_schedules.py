@@ -149,14 +149,56 @@ def test_a_users_scheduler_is_called_often_and_each_distinct_order_checked_once(
     graph = scheduled_graph(load_graph(EXAMPLES / "read_then_save.json"))
     deps = dependency_graph(graph)
     monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: _flaky)
-    calls = fs.scheduler_choices("mine:schedule", 7)  # without the graph: PLUGIN_SEEDS seeds, none called
+    case = _a_case_seed(fs, full=True)  # a case on which every call is made
+    calls = fs.scheduler_choices("mine:schedule", case)  # without the graph: PLUGIN_SEEDS seeds, none called
     # the seed of the wrong order is among the PLUGIN_CALLS calls but not among the first PLUGIN_SEEDS
-    rng = random.Random("mine:schedule/7")
-    called = [7] + rng.sample(range(1, 2**31), fs.PLUGIN_CALLS - 1)
+    called, probe = fs.plugin_calls("mine:schedule", case)
+    assert probe is None and called[0] == case and len(set(called)) == fs.PLUGIN_CALLS
     _flaky.wrong_seed = called[fs.PLUGIN_CALLS - 3]
     assert _flaky.wrong_seed not in {c.seed for c in calls} and fs.PLUGIN_CALLS > 4 * fs.PLUGIN_SEEDS
-    seeds = [c.seed for c in fs.scheduler_choices("mine:schedule", 7, graph, deps)]
-    assert seeds == [_flaky.wrong_seed, 7]  # two distinct orders: the one the model rejects first
+    seeds = [c.seed for c in fs.scheduler_choices("mine:schedule", case, graph, deps)]
+    assert seeds == [_flaky.wrong_seed, case]  # two distinct orders: the one the model rejects first
+    # on another case, the first PLUGIN_PROBE seeds all gave one order: the calls ended there
+    other = _a_case_seed(fs, full=False)
+    _flaky.wrong_seed = fs.plugin_calls("mine:schedule", other)[0][fs.PLUGIN_CALLS - 3]
+    assert [c.seed for c in fs.scheduler_choices("mine:schedule", other, graph, deps)] == [other]
+
+
+def _a_case_seed(fs, *, full: bool) -> int:
+    """The first case seed on which a user's scheduler ``mine:schedule`` is called with
+    every seed (``full``), or only until ``PLUGIN_PROBE`` calls have all given one order."""
+    return next(seed for seed in range(1000) if (fs.plugin_calls("mine:schedule", seed)[1] is None) == full)
+
+
+def test_one_case_in_plugin_full_every_calls_a_users_scheduler_with_every_seed():
+    fs = importlib.import_module("fuzz.schedules")
+    full = sum(fs.plugin_calls("mine:schedule", seed)[1] is None for seed in range(800))
+    assert 800 / fs.PLUGIN_FULL_EVERY / 2 < full < 800 / fs.PLUGIN_FULL_EVERY * 2
+    assert fs.plugin_calls("mine:schedule", 5) == fs.plugin_calls("mine:schedule", 5) != fs.plugin_calls("other:schedule", 5)
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_a_deterministic_users_scheduler_is_asked_until_the_probe_shows_it(monkeypatch, full):
+    fs = importlib.import_module("fuzz.schedules")
+    graph = scheduled_graph(load_graph(EXAMPLES / "read_then_save.json"))
+    asked: list[int] = []
+
+    def deterministic(g, deps, seed=0):
+        asked.append(seed)
+        return ["sum", "late", "s", "save_late"]
+
+    def two_orders(g, deps, seed=0):  # the seed matters, but only for the first few seeds
+        asked.append(seed)
+        return ["sum", "s", "late", "save_late"] if len(asked) == 2 else ["sum", "late", "s", "save_late"]
+
+    case = _a_case_seed(fs, full=full)
+    monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: deterministic)
+    assert [c.seed for c in fs.scheduler_choices("mine:schedule", case, graph, dependency_graph(graph))] == [case]
+    assert asked == fs.plugin_calls("mine:schedule", case)[0][: fs.PLUGIN_CALLS if full else fs.PLUGIN_PROBE]
+    asked.clear()
+    monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: two_orders)
+    choices = fs.scheduler_choices("mine:schedule", case, graph, dependency_graph(graph))
+    assert len(asked) == fs.PLUGIN_CALLS and len(choices) == 2  # two orders within the probe: every seed asked
 
 
 def test_a_users_scheduler_that_raises_keeps_that_seed_first(monkeypatch):
@@ -213,7 +255,8 @@ def test_a_users_scheduler_is_asked_for_every_seed_under_guards_set_up_once(monk
     real_signal = signal.signal
     monkeypatch.setattr(signal, "signal", lambda sig, handler: swaps.append(sig) or real_signal(sig, handler))
     monkeypatch.setattr(fs, "resolve_scheduler", lambda spec: mine)
-    choices = fs.scheduler_choices("mine:schedule", 0, graph, dependency_graph(graph))
+    case = _a_case_seed(fs, full=True)
+    choices = fs.scheduler_choices("mine:schedule", case, graph, dependency_graph(graph))
     assert len(seen_graphs) == fs.PLUGIN_CALLS and len(choices) == 1  # one order, from every seed
     assert len({id(g) for g in seen_graphs}) > 1 and all(g is not graph for g in seen_graphs)  # a fresh copy each call
     assert "poked" not in graph.__dict__
