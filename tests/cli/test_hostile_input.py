@@ -45,6 +45,7 @@ def _with(mutate) -> dict[str, Any]:
         (lambda d: d["storage"][0].__setitem__("name", "x\x1b[31m"), "storage[0].name: 'x\\x1b[31m' is not a valid name"),
         (lambda d: d["storage"][0].__setitem__("name", "x" * 129), "is not a valid name"),
         (lambda d: d.__setitem__("name", "g\x1b[2J"), "name: the graph's name must be one printable line"),
+        (lambda d: d.__setitem__("name", "g\n"), "name: the graph's name must be one printable line"),
         (lambda d: d["storage"][0].__setitem__("shape", [1] * 10000), "shape: a storage shape has 1 to 8 dimensions"),
         (lambda d: d["storage"][0].__setitem__("shape", [10**400]), "shape[0]: dimension about 10**399 is not in 1..2147483647"),
         (lambda d: d["storage"][0]["init"].__setitem__("seed", 10**400), "init.seed: seed about 10**399 is not in 0..2**63-1"),

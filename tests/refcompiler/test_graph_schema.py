@@ -190,7 +190,7 @@ def _top(**fields):
         *(doc_with(node={"attrs": attrs}) for attrs in ({"k": [1, [2.5, None, True, "s"]]}, {"k": {"x": 1}}, {"k": [{}]}, [])),
         doc_with(node={"extra": 1}),
         doc_with(storage={"extra": 1}),
-        *(_top(name=name) for name in ("g" * 200, "g" * 201, "g\x07", "g\x85", "", 5)),
+        *(_top(name=name) for name in ("g" * 200, "g" * 201, "g\x07", "g\x85", "g\n", "\n", "g\ng", "", 5)),
         _top(format="refc-graph/2"),
         _top(extra={"anything": [1]}),
         _top(storage={}),
