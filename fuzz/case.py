@@ -18,7 +18,7 @@ from specs import INVARIANTS, Level
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, Init, Storage, StorageKind, initial_value
 from refcompiler.graph_json import graph_from_doc, graph_to_doc
-from refcompiler.limits import shown
+from refcompiler.limits import key_step, shown
 
 __all__ = [
     "ExpectKind",
@@ -206,8 +206,7 @@ def _inputs(graph: Graph, doc: Any, path: str | None) -> tuple[tuple[str, Init],
     out = []
     for name, value in doc.items():
         s = graph.storage_by_name.get(name)
-        # a key with control characters or escapes is shown escaped, never printed
-        where = f"inputs.{name}" if name.isascii() and name.isprintable() and len(name) <= 128 else f"inputs[{shown(name)}]"
+        where = "inputs" + key_step(name)  # a key with control characters or escapes is shown escaped
         if s is None or s.kind is StorageKind.CONSTANT:
             what = "a constant (fixed at compile time)" if s is not None else "no storage"
             raise MalformedInput(f"{shown(name)} names {what}; inputs bind placeholders and owned variables", path=path, field=where)

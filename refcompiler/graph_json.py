@@ -26,7 +26,7 @@ from refcompiler.errors import MalformedInput
 from refcompiler.files import read_json, write_atomic, write_json_atomic
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_schema import check_structure, json_type
-from refcompiler.limits import shown
+from refcompiler.limits import key_step, shown
 from refcompiler.spec import spec_of
 
 __all__ = ["FORMAT", "load_graph", "read_json", "graph_from_doc", "default_name", "graph_to_doc", "dump_graph", "write_json_atomic", "write_atomic"]
@@ -106,7 +106,7 @@ def _check_references(fail: Fail, storage: tuple[Storage, ...], nodes: tuple[Nod
             if not isinstance(target, str):
                 raise fail(f"{where}.attrs.target", "a save needs a string 'target' naming a placeholder")
             if target not in storage_names:
-                raise fail(f"{where}.attrs.target", f"'{target}' names no storage")
+                raise fail(f"{where}.attrs.target", f"{shown(target)} names no storage")
     for i, s in enumerate(storage):
         if s.owner is not None and s.owner not in node_names:
             raise fail(f"storage[{i}] ('{s.name}').owner", f"'{s.owner}' names no node")
@@ -185,10 +185,10 @@ def _node(fail: Fail, doc: dict[str, Any], where: str) -> Node:
     kinds = {a.name: a.kind for a in spec_of(OpKind(doc["op"])).attrs}
     for key, value in attrs.items():
         if not _finite(value):  # the schema allows JSON values; json.loads also reads NaN
-            raise fail(f"{where}.attrs.{key}", f"unsupported value {shown(value)}")
+            raise fail(f"{where}.attrs{key_step(key)}", f"unsupported value {shown(value)}")
         problem = _out_of_range(kinds.get(key), value)
         if problem:
-            raise fail(f"{where}.attrs.{key}", problem)
+            raise fail(f"{where}.attrs{key_step(key)}", problem)
     inputs = tuple(Ref.parse(x) for x in doc.get("inputs", []))
     return Node(name=doc["name"], op=OpKind(doc["op"]), inputs=inputs, state=tuple(doc.get("state", [])), attrs=freeze_attrs(attrs))
 

@@ -26,7 +26,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from refcompiler.errors import MalformedInput
-from refcompiler.limits import shown
+from refcompiler.limits import key_step, shown
 
 if TYPE_CHECKING:  # jsonschema is imported only for a document to refuse (~90 ms of every command's start)
     from jsonschema import Draft202012Validator
@@ -220,7 +220,8 @@ def _label(doc: Any, where: list[Any]) -> str:
     text, node = "", doc
     for key in where:
         node = node[key]
-        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+        step = f"[{key}]" if isinstance(key, int) else key_step(key)
+        text += step if text else step.removeprefix(".")
         name = node.get("name") if isinstance(node, dict) and isinstance(key, int) else None
         if isinstance(name, str) and _NAME.fullmatch(name):
             text += f" ('{name}')"
@@ -250,7 +251,7 @@ def _message(e: ValidationError) -> str:
     if e.validator == "additionalProperties":
         allowed = ", ".join(sorted(e.schema.get("properties", {})))
         extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
-        return f"unknown field '{extra[0]}' (allowed: {allowed})"
+        return f"unknown field {shown(extra[0])} (allowed: {allowed})"
     if e.validator == "enum":
         known = ", ".join(e.validator_value)
         return f"unknown {key} {shown(e.instance)} (known: {known})"

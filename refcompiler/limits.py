@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from refcompiler.errors import LimitExceeded, UsageError
 
-__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable"]
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable", "key_step"]
 
 MAX_RANK = 8
 
@@ -90,3 +90,11 @@ def printable(text: str) -> str:
     a lone surrogate from a file name that is not UTF-8) written as its escape,
     the rest as it is: for a name or message made of a file's strings."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def key_step(key: str) -> str:
+    """A key of one of a file's objects as a step of a message's JSON path:
+    ``.key`` for a short printable ASCII key, else ``[<shown(key)>]``, so
+    that a key with a line break or an ANSI escape cannot split or colour the
+    one-line message (``attrs['a\\nb']``)."""
+    return f".{key}" if key.isascii() and key.isprintable() and len(key) <= 128 else f"[{shown(key)}]"

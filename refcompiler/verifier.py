@@ -190,7 +190,7 @@ def _attr_problems(node: Node, spec: OpSpec) -> Iterator[InvariantViolation]:
     for key in given:
         if key not in known:
             allowed = ", ".join(sorted(known)) or "none"
-            yield _g1(f"node '{node.name}' ({spec.name}) has unknown attribute '{key}' (allowed: {allowed})", node.name)
+            yield _g1(f"node '{node.name}' ({spec.name}) has unknown attribute {limits.shown(key)} (allowed: {allowed})", node.name)
     for a in spec.attrs:
         if a.name not in given:
             if a.required:
@@ -198,7 +198,7 @@ def _attr_problems(node: Node, spec: OpSpec) -> Iterator[InvariantViolation]:
             continue
         if not _attr_ok(a.kind, given[a.name]):
             yield _g1(
-                f"node '{node.name}' attribute '{a.name}' must be {a.kind.value}, got {given[a.name]!r}", node.name
+                f"node '{node.name}' attribute '{a.name}' must be {a.kind.value}, got {limits.shown(given[a.name])}", node.name
             )
 
 

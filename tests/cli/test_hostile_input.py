@@ -46,6 +46,11 @@ def _with(mutate) -> dict[str, Any]:
         (lambda d: d["storage"][0].__setitem__("name", "x" * 129), "is not a valid name"),
         (lambda d: d.__setitem__("name", "g\x1b[2J"), "name: the graph's name must be one printable line"),
         (lambda d: d.__setitem__("name", "g\n"), "name: the graph's name must be one printable line"),
+        # a key or a string the file gives, in the message's path or text: escaped, one line
+        (lambda d: d["nodes"][4]["attrs"].__setitem__("a\nb\x1b[31m", {"x": 1}), "nodes[4] ('step').attrs['a\\nb\\x1b[31m']: expected null"),
+        (lambda d: d["nodes"][4]["attrs"].__setitem__("lr\n", float("nan")), "nodes[4] ('step').attrs['lr\\n']: unsupported value nan"),
+        (lambda d: d["storage"][0].__setitem__("extra\n", 1), "storage[0] ('x'): unknown field 'extra\\n'"),
+        (lambda d: d["nodes"][5]["attrs"].__setitem__("target", "w\n"), "nodes[5] ('save_w').attrs.target: 'w\\n' names no storage"),
         (lambda d: d["storage"][0].__setitem__("shape", [1] * 10000), "shape: a storage shape has 1 to 8 dimensions"),
         (lambda d: d["storage"][0].__setitem__("shape", [10**400]), "shape[0]: dimension about 10**399 is not in 1..2147483647"),
         (lambda d: d["storage"][0]["init"].__setitem__("seed", 10**400), "init.seed: seed about 10**399 is not in 0..2**63-1"),
@@ -68,6 +73,15 @@ def test_numbers_and_names_out_of_range_are_malformed(tmp_path, capsys, mutate, 
         assert code == 2, out + err
         assert message in err and len(err.strip().splitlines()) == 1
         assert "\x1b" not in out + err and "\n" not in err.strip()
+
+
+def test_an_unknown_attribute_with_a_line_break_is_one_escaped_violation(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(_with(lambda d: d["nodes"][4]["attrs"].__setitem__("k\n\x1b[2J", 1))))
+    code, out, err = refc(capsys, "check", path)
+    assert code == 1, out + err
+    assert "has unknown attribute 'k\\n\\x1b[2J'" in out and len(out.strip().splitlines()) == 1
+    assert "\x1b" not in out + err
 
 
 def test_a_digits_limit_number_is_malformed(tmp_path, capsys):
