@@ -25,7 +25,7 @@ __all__ = ["read_json", "read_bounded", "FIFO_SECONDS", "write_atomic", "write_j
 
 FIFO_SECONDS = 30.0  # the longest refc waits for a writer to a named pipe it reads
 # How deep lists and objects may nest in a JSON file refc reads. A graph's deepest
-# part, a rank-8 init value in a case file, is 14 deep; checkers that recurse per
+# part, a rank-8 init value, is 12 deep (11 in a case's inputs); checkers that recurse per
 # level (the schema checks) would exhaust Python's stack on a few hundred levels.
 MAX_NESTING = 32
 

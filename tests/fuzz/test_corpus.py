@@ -123,3 +123,20 @@ def test_replay_checks_the_expectation():
     illegal = ("sum", "s", "late", "save_late")
     assert replay(Case(graph, schedule=illegal)) is None  # rightly rejected by the compiler
     assert replay(Case(graph, schedule=illegal), mutant="sched-drop-save-war") is not None
+
+
+def test_a_case_with_rank_8_init_and_inputs_is_within_the_nesting_bound(tmp_path):
+    """The deepest a legitimate file nests (a rank-8 value: 12 levels as an init, 11 as
+    an input) must stay under ``MAX_NESTING``, which refuses deeper files unread."""
+    shape = [2] * 8
+    value = np.arange(256, dtype=np.float32).reshape(shape).tolist()
+    doc = {
+        "format": "refc-graph/1",
+        "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": shape, "init": {"value": value}}],
+        "nodes": [{"name": "r", "op": "relu", "inputs": ["A"]}],
+        "inputs": {"A": {"value": value}},
+    }
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(doc))
+    case = load_case(path)
+    assert case.graph.storage[0].init.value == dict(case.inputs)["A"].value == tuple(float(x) for x in range(256))
