@@ -191,6 +191,32 @@ def test_a_user_scheduler_cannot_edit_the_graph_or_deps_it_is_given() -> None:
     assert len(compiled.schedule) == len(graph.nodes) and compiled.scheduled_graph.node_by_name
 
 
+def test_a_user_scheduler_asked_many_times_gets_a_whole_copy_of_deps_each_time() -> None:
+    from refcompiler.deps import dependency_graph
+    from refcompiler.driver import scheduled_graph
+    from refcompiler.schedulers import scheduler_calls
+
+    graph = scheduled_graph(load_graph(ROOT / "examples" / "sgd_momentum.json"))
+    deps = dependency_graph(graph)
+    edges = sorted(deps.edges(data=True))
+    seen: list[tuple[int, list]] = []
+
+    def consuming(g: Graph, d: nx.DiGraph, seed: int) -> list[str]:  # Kahn that eats its input, as many do
+        seen.append((id(d), sorted(d.edges(data=True))))
+        order = []
+        while d:
+            n = next(n for n in d if d.in_degree(n) == 0)
+            order.append(n)
+            d.remove_node(n)
+        d.graph["scratch"] = seed
+        return order
+
+    with scheduler_calls(consuming) as run:
+        orders = [run(graph, deps, seed) for seed in range(3)]
+    assert all(e == edges for _, e in seen) and orders[0] == orders[2]
+    assert sorted(deps.edges(data=True)) == edges and "scratch" not in deps.graph
+
+
 def test_a_user_schedule_of_str_subclasses_is_read_as_plain_names() -> None:
     class Odd(str):
         def __hash__(self) -> int:
