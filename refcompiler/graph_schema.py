@@ -197,10 +197,15 @@ def json_type(value: Any) -> str:
 
 
 def check_structure(doc: Any, path: str | None) -> None:
-    """Raise the first structural mistake of ``doc`` (see the module docstring)."""
-    if _conforms()(doc):
-        return
-    errors = list(_validator().iter_errors(doc))
+    """Raise the first structural mistake of ``doc`` (see the module docstring).
+    Both checks recurse once per level: a file nests at most
+    ``files.MAX_NESTING`` deep, but a document built in Python may nest deeper."""
+    try:
+        if _conforms()(doc):
+            return
+        errors = list(_validator().iter_errors(doc))
+    except RecursionError:
+        raise MalformedInput("nested too deeply to check (lists and objects hundreds of levels deep)", path=path) from None
     if errors:
         first = min(errors, key=lambda e: (_document_position(doc, e.absolute_path), _RANK.get(e.validator, 3)))
         raise _malformed(doc, first, path)

@@ -172,6 +172,11 @@ def test_json_nested_past_the_bound_is_refused_before_any_checker_recurses(tmp_p
         graph_from_doc(bad, path="g.json")
 
 
+def test_a_document_built_in_python_nested_past_the_stack_is_malformed_input_not_a_recursion_error():
+    with pytest.raises(MalformedInput, match="g.json: nested too deeply to check"):
+        graph_from_doc(_nested_attr_doc(5000), path="g.json")
+
+
 def test_every_malformed_file_is_rejected_by_the_loader():
     files = sorted(MALFORMED.glob("*.json"))
     assert len(files) >= 12
