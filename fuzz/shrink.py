@@ -40,6 +40,7 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind
 from refcompiler.spec import spec_of
 from refcompiler.verifier import check_structure, infer_types
 
+from fuzz.g1 import breaks_g1
 from fuzz.ownership import broken_rules
 
 __all__ = [
@@ -65,22 +66,17 @@ def _fresh_name(graph: Graph, base: str) -> str:
     return f"{base}{k}"
 
 
-def _inferred(graph: Graph) -> dict[tuple[str, int], TensorType] | None:
-    """Result types, or ``None`` for a graph whose types cannot be inferred (G-1:
-    a cycle, an input too many, a shape that does not fit). Inference assumes
-    the structure checked (``check_structure``); it failing on what a structure
-    check under test let through means no types too."""
+def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
+    """Result types by the verifier's inference, ``{}`` when it cannot infer
+    them (a graph breaking G-1 being reduced: the edits that need types are
+    then not made). Inference assumes the structure checked; it failing on
+    what a structure check under test let through means no types too."""
     if next(iter(check_structure(graph)), None) is not None:
-        return None
+        return {}
     try:
         return infer_types(graph)
     except Exception:
-        return None
-
-
-def _types(graph: Graph) -> dict[tuple[str, int], TensorType]:
-    """``_inferred``, ``{}`` for none (an invalid graph being reduced)."""
-    return _inferred(graph) or {}
+        return {}
 
 
 def _rewire(nodes: list[Node], old: Ref, new: Ref) -> list[Node]:
@@ -268,14 +264,13 @@ def candidates(graph: Graph, acceptable: Callable[[Graph], bool] | None = None) 
 
 
 def broken_invariants(graph: Graph) -> set[str]:
-    """The invariants ``graph`` breaks: G-1 as the verifier's structure check and
-    type inference say, the ownership rules as ``fuzz.ownership`` says. The
-    verifier's ownership checks may be the code a case tests (it accepts a
-    graph it should reject, or rejects a valid one): asked whether a smaller
-    graph still breaks a rule, they would answer with the bug (or raise), and
-    no edit would be kept; so they are not asked."""
+    """The invariants ``graph`` breaks: G-1 as ``fuzz.g1`` says, the ownership
+    rules as ``fuzz.ownership`` says. The verifier may be the code a case
+    tests (it accepts a graph it should reject, or rejects a valid one): asked
+    whether a smaller graph still breaks a rule, it would answer with the bug
+    (or raise), and no edit would be kept; so it is not asked."""
     broken = broken_rules(graph)
-    return broken if _inferred(graph) is not None else broken | {"G-1"}
+    return broken | {"G-1"} if breaks_g1(graph) else broken
 
 
 def valid(graph: Graph) -> bool:
