@@ -42,7 +42,7 @@ Types = dict[tuple[str, int], TensorType]
 
 def verify(graph: Graph) -> Types:
     """Raise the first violation; return the types of all node results."""
-    found, types = _checked(graph)
+    found, types = checked(graph)
     if found:
         raise found[0]
     assert types is not None
@@ -50,14 +50,7 @@ def verify(graph: Graph) -> Types:
 
 
 def violations(graph: Graph) -> list[InvariantViolation]:
-    return _checked(graph)[0]
-
-
-def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
-    """Every violation, and the result types when shape inference ran through
-    (a graph with ownership faults but no G-1 one has them): ``violations`` and
-    ``infer_types`` in one walk."""
-    return _checked(graph)
+    return checked(graph)[0]
 
 
 # The last valid graph checked, with what its verdict depends on besides the graph (the
@@ -66,9 +59,12 @@ def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
 _last_valid: tuple[Graph, object, tuple[int, ...], Types] | None = None
 
 
-def _checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
-    """``checked``, remembering the last valid graph: an immutable graph
-    checked twice in one context gets the same verdict (a copy of its types)."""
+def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
+    """Every violation, and the result types when shape inference ran through
+    (a graph with ownership faults but no G-1 one has them): ``violations`` and
+    ``infer_types`` in one walk. The last valid graph's verdict is remembered:
+    an immutable graph checked twice in one context gets the same verdict (a
+    copy of its types)."""
     global _last_valid
     context = (active(), tuple(limits.value(name) for name in limits.LIMITS))
     last = _last_valid
