@@ -17,8 +17,9 @@ from refcompiler.verifier import violations
 
 from fuzz.g1 import breaks_g1
 from fuzz.shrink import breaks_only, candidates, reduce_graph
-from fuzz.strategies import REJECTABLE, graphs
-from fuzz.strategies.invalid import broken, edit_count
+from fuzz.strategies import graphs
+
+from tests.fuzz.edits import EDITS, edited
 
 
 def _verifier_says(graph: Graph) -> bool:
@@ -31,10 +32,10 @@ def test_a_valid_graph_does_not_break_g1(graph):
     assert not breaks_g1(graph)
 
 
-@pytest.mark.parametrize("invariant,edit", [(inv, k) for inv in REJECTABLE for k in range(edit_count(inv))])
+@pytest.mark.parametrize("invariant,edit", EDITS)
 def test_it_says_what_the_verifier_says_of_every_edit_and_of_the_reducers_edits_of_it(invariant, edit):
     @settings(max_examples=8, database=None, suppress_health_check=list(HealthCheck))
-    @given(graphs(max_nodes=5).flatmap(lambda g: broken(g, invariant, edit)))
+    @given(edited(invariant, edit))
     def check(graph):
         assert breaks_g1(graph) == _verifier_says(graph)
         for k, smaller in enumerate(candidates(graph)):

@@ -11,8 +11,9 @@ from refcompiler.graph_json import graph_from_doc
 from refcompiler.verifier import violations
 
 from fuzz.ownership import OWNERSHIP_RULES, broken_rules
-from fuzz.strategies import REJECTABLE, graphs
-from fuzz.strategies.invalid import broken, edit_count
+from fuzz.strategies import graphs
+
+from tests.fuzz.edits import EDITS, edited
 
 
 def _verifier_says(graph):
@@ -25,10 +26,10 @@ def test_a_valid_graph_breaks_no_rule(graph):
     assert broken_rules(graph) == set()
 
 
-@pytest.mark.parametrize("invariant,edit", [(inv, k) for inv in REJECTABLE for k in range(edit_count(inv))])
+@pytest.mark.parametrize("invariant,edit", EDITS)
 def test_it_says_what_the_verifier_says_of_every_edit(invariant, edit):
     @settings(max_examples=12, database=None, suppress_health_check=list(HealthCheck))
-    @given(graphs(max_nodes=5).flatmap(lambda g: broken(g, invariant, edit)))
+    @given(edited(invariant, edit))
     def check(graph):
         assert broken_rules(graph) == _verifier_says(graph)
 

@@ -22,7 +22,9 @@ from refcompiler.verifier import infer_types, violations
 
 from fuzz.shrink import reduce_graph
 from fuzz.strategies import BUILDERS, REJECTABLE, graphs, invalid_graphs
-from fuzz.strategies.invalid import broken, edit_count
+from fuzz.strategies.invalid import broken
+
+from tests.fuzz.edits import EDITS, edited
 
 
 @given(graphs())
@@ -143,10 +145,10 @@ def test_invalid_graphs_break_exactly_the_named_invariant(invariant):
     check()
 
 
-@pytest.mark.parametrize("invariant,edit", [(inv, k) for inv in REJECTABLE for k in range(edit_count(inv))])
+@pytest.mark.parametrize("invariant,edit", EDITS)
 def test_each_edit_breaks_exactly_its_invariant(invariant, edit):
     @settings(max_examples=8, database=None, suppress_health_check=list(HealthCheck))
-    @given(graphs(max_nodes=5).flatmap(lambda g: broken(g, invariant, edit)))
+    @given(edited(invariant, edit))
     def check(graph):
         assert {v.invariant for v in violations(graph)} == {invariant}
 
@@ -181,7 +183,7 @@ def test_an_edit_puts_its_fault_at_every_operand_position(invariant, edit, opera
     seen = set()
 
     @settings(max_examples=150, database=None, suppress_health_check=list(HealthCheck))
-    @given(graphs(max_nodes=4).flatmap(lambda g: broken(g, invariant, edit)))
+    @given(edited(invariant, edit, max_nodes=4))
     def collect(graph):
         seen.update(_fault_positions(graph, operands))
 
