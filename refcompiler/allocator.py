@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import heapq
 
+from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Opcode, Program
 from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
@@ -99,7 +100,11 @@ def allocate(program: Program) -> Program:
         heapq.heappush(ends, (end, offsets[name], sizes[name]))
     peak = max((offsets[n] + sizes[n] for n in names), default=0)
     result = program.with_allocation(tuple((n, offsets[n]) for n in names), peak)
-    check_mem1(result)
+    try:
+        check_mem1(result)
+    except InvariantViolation as e:
+        e.program = result
+        raise
     return result
 
 

@@ -65,7 +65,9 @@ class InvariantViolation(RefCompilerError):
     ``instruction`` / ``instruction_name``: for a fault found in IR, the index
     of the instruction and its ``Instr.name`` (the node of a kernel or copy,
     the value of an alloc or view), so that a caller can locate the fault
-    without reading the message.
+    without reading the message. ``program``: the IR it was found in, when a
+    compilation step found it (after lowering, a pass, or allocation), for a
+    picture of the fault; it does not travel to another process.
     """
 
     exit_code = 1
@@ -91,6 +93,7 @@ class InvariantViolation(RefCompilerError):
         self.context = context
         self.instruction = instruction
         self.instruction_name = instruction_name
+        self.program: object | None = None  # a refcompiler.ir.Program
         # where in the pipeline it was found, e.g. "after pass share_buffers"; prefixes the text
         self.stage = stage
         text = f"{invariant}: {message}"
@@ -107,7 +110,7 @@ class InvariantViolation(RefCompilerError):
 
     def at(self, stage: str) -> "InvariantViolation":
         """The same violation, found at ``stage`` (which leads its message)."""
-        return InvariantViolation(
+        found = InvariantViolation(
             self.invariant,
             self.detail,
             names=self.names,
@@ -116,6 +119,8 @@ class InvariantViolation(RefCompilerError):
             instruction=self.instruction,
             instruction_name=self.instruction_name,
         )
+        found.program = self.program
+        return found
 
 
 class ExecutionError(RefCompilerError):

@@ -44,8 +44,9 @@ def _status(summary: Summary) -> str:
         left.append(f"{max(0, c.max_cases - summary.planned)} cases left")
     n = len(summary.lost_chunks)
     lost = f", {n} lost {'chunk' if n == 1 else 'chunks'}" if n else ""
+    phase = f"interrupted by {summary.interrupted}" if summary.phase == "done" and summary.interrupted else summary.phase
     return (
-        f"{summary.phase}, {summary.seconds:.0f}s elapsed: cases {summary.cases} ({cps:.1f}/s), schedules {summary.schedules} ({sps:.1f}/s), "
+        f"{phase}, {summary.seconds:.0f}s elapsed: cases {summary.cases} ({cps:.1f}/s), schedules {summary.schedules} ({sps:.1f}/s), "
         f"failures {summary.failures} ({len(summary.found)} distinct){lost}, {', '.join(left)}"
     )
 

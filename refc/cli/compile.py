@@ -10,7 +10,9 @@ violation after a pass, MEM-1); 2 bad usage or a malformed graph.
 instructions and the values they read and write,
 ``refcompiler.pictures.program_dot``), or with ``--format svg --picture arena``
 the arena timeline (``refcompiler.pictures.arena_svg``). ``-o FILE`` writes
-the output to a file.
+the output to a file. When a pass's IR breaks an invariant (or allocation
+breaks MEM-1), a picture asked for is of that faulty program, the faulty
+instruction drawn red beside what is wrong, and the exit code is still 1.
 
 A corpus case is compiled as it records (its ``schedule``, or its
 ``scheduler`` called with its ``scheduler_seed``; its ``pipeline`` and
@@ -24,11 +26,13 @@ graph's nodes or breaks a dependency is exit 2 naming the nodes (SCH-1).
 from __future__ import annotations
 
 import argparse
+import sys
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, in_file
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.ir import Program
 from refcompiler.pictures.render import PictureFormat
 
 PICTURES = ("ir", "arena")
@@ -48,14 +52,16 @@ def run(args: argparse.Namespace) -> int:
     graph, settings = load_with_settings(args)
     settings.check()
     note_recorded(args, settings)
+    form = picture_format(args)
+    if args.picture == "arena" and form is not PictureFormat.SVG:
+        raise UsageError("--picture arena is drawn as SVG: add --format svg")
     try:
         compiled = compile_from_args(graph, args, settings)
     except InvariantViolation as e:
+        if form is not None and isinstance(e.program, Program):
+            _draw_fault(args, e.program, e)
         raise in_file(args.graph, e) from None
-    form = picture_format(args)
     if args.picture == "arena":
-        if form is not PictureFormat.SVG:
-            raise UsageError("--picture arena is drawn as SVG: add --format svg")
         from refcompiler.pictures import arena_svg
 
         emit(args, arena_svg(compiled.program))
@@ -68,3 +74,19 @@ def run(args: argparse.Namespace) -> int:
 
         emit_dot(args, program_dot(compiled.program))
     return 0
+
+
+def _draw_fault(args: argparse.Namespace, program: Program, fault: InvariantViolation) -> None:
+    """The picture asked for, of the program in which a compilation step found
+    ``fault`` (the IR a pass returned, or the allocated program for MEM-1),
+    the faulty instruction marked; the error is reported after it as usual.
+    The arena timeline needs offsets: a fault found before allocation is
+    drawn as the IR instead, and said so."""
+    from refcompiler.pictures import arena_svg, program_dot
+
+    if args.picture == "arena" and program.offsets:
+        emit(args, arena_svg(program, fault))
+        return
+    if args.picture == "arena":
+        print("refc compile: the fault was found before allocation: drawing the IR instead of the arena", file=sys.stderr)
+    emit_dot(args, program_dot(program, fault))

@@ -323,9 +323,10 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     _github(summary, out)
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")
+    if summary.interrupted:
+        print(f"refc fuzz: interrupted by {summary.interrupted}{'' if summary.failed else ', nothing found'}", file=sys.stderr)
     if summary.failed:
         return 1
     if summary.interrupted:
-        print(f"refc fuzz: interrupted by {summary.interrupted}", file=sys.stderr)
         return 143 if summary.interrupted == "SIGTERM" else 130
     return 0

@@ -160,7 +160,9 @@ def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]
 def _verified(program: Program, stage: str) -> None:
     found = program_violations(program)
     if found:
-        raise found[0].at(stage)
+        fault = found[0].at(stage)
+        fault.program = program
+        raise fault
 
 
 def _apply(name: str, run: Pass, program: Program) -> object:

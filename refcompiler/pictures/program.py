@@ -15,13 +15,15 @@ size are on every vertex.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass, field
 
 from refcompiler.allocator import ALIGN
 from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program
 from refcompiler.ir_analysis import Analysis, activations, analyze, is_data, name_types
 from refcompiler.pictures.dot import Dot, Html
-from refcompiler.pictures.graph import Style
+from refcompiler.errors import InvariantViolation
+from refcompiler.pictures.graph import ERROR, Style
 
 __all__ = ["program_dot", "shared_buffers", "aligned_bytes"]
 
@@ -123,8 +125,11 @@ def _operand_edges(values: _Values, i: int, instr: Instr, origins: Analysis) -> 
             values.dot.edge(me, target, {**_OPERAND_EDGE[o.kind], "label": f"@{o.kind.value} {pos}"})
 
 
-def program_dot(program: Program) -> str:
-    """The picture of an allocated (or not) program as DOT text."""
+def program_dot(program: Program, fault: InvariantViolation | None = None) -> str:
+    """The picture of an allocated (or not) program as DOT text. ``fault``:
+    an invariant the program breaks (its ``instruction`` index, if any, is
+    drawn red, with a note saying what is wrong; an instruction that is not
+    drawn, an ``alloc`` for one, is named in the note)."""
     passes = ", ".join(program.passes) or "none"
     peak = "" if program.peak_bytes is None else f", arena peak {program.peak_bytes} B"
     title = f"program {program.name}: passes {passes}{peak}"
@@ -137,9 +142,26 @@ def program_dot(program: Program) -> str:
     for i, instr in enumerate(program.instrs):
         if not is_data(instr):
             continue
-        dot.vertex(f"instr:{i}", {**(_COPY if instr.opcode is Opcode.COPY else _INSTR), "label": _instr_label(i, instr)})
+        style = _COPY if instr.opcode is Opcode.COPY else _INSTR
+        if fault is not None and fault.instruction == i:
+            style = {**style, "color": ERROR, "penwidth": "3"}
+        dot.vertex(f"instr:{i}", {**style, "label": _instr_label(i, instr)})
         _operand_edges(values, i, instr, origins)
         if previous is not None:  # program order, faint: the vertical spine of the picture
             dot.edge(previous, f"instr:{i}", {"style": "invis", "weight": "5"})
         previous = f"instr:{i}"
+    if fault is not None:
+        _fault_note(dot, program, fault)
     return dot.text()
+
+
+def _fault_note(dot: Dot, program: Program, fault: InvariantViolation) -> None:
+    """A red note with the broken invariant, tied to the faulty instruction's box."""
+    where = f"{fault.stage}: " if fault.stage else ""
+    at = fault.instruction
+    drawn = at is not None and 0 <= at < len(program.instrs) and is_data(program.instrs[at])
+    if at is not None and not drawn and 0 <= at < len(program.instrs):
+        where += f"instruction {at} ({program.instrs[at].opcode.value} {program.instrs[at].name}, not drawn): "
+    dot.vertex("fault", {**Style.NOTE, "label": textwrap.fill(f"{where}{fault.invariant}: {fault.detail}", 60, break_on_hyphens=False)})
+    if drawn:
+        dot.edge("fault", f"instr:{at}", Style.NOTE_EDGE)

@@ -11,8 +11,12 @@ numbers (an SVG ``<title>``).
 
 from __future__ import annotations
 
+import textwrap
+
+from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Program
 from refcompiler.ir_analysis import activations, is_data, live_ranges, name_types
+from refcompiler.pictures.graph import ERROR
 from refcompiler.pictures.program import aligned_bytes, shared_buffers
 from refcompiler.pictures.svg import document, element, text
 
@@ -54,7 +58,7 @@ class _Scale:
         return _TOP + _PLOT_HEIGHT - offset * self.per_byte
 
 
-def _boxes(program: Program, s: _Scale) -> list[str]:
+def _boxes(program: Program, s: _Scale, faulty: tuple[str, ...] = ()) -> list[str]:
     ranges = live_ranges(program)
     types = name_types(program)
     shared = shared_buffers(program)
@@ -70,8 +74,11 @@ def _boxes(program: Program, s: _Scale) -> list[str]:
         holds = shared.get(name)
         fill = "url(#shared)" if holds else _COLORS[k % len(_COLORS)]
         tip = f"{name}: offset {offset}, {size} B, alloc at {start}, dealloc at {end}" + (f"; shared by {', '.join(holds)}" if holds else "")
+        stroke, width = ("#e65100", "2.5") if holds else ("#37474f", "1")
+        if name in faulty:
+            stroke, width = ERROR, "3"
         rect = element("rect", element("title", tip), x=f"{x:.1f}", y=f"{y_top:.1f}", width=f"{w:.1f}", height=f"{h:.1f}",
-                       fill=fill, stroke="#e65100" if holds else "#37474f", stroke_width="2.5" if holds else "1", class_="buffer")
+                       fill=fill, stroke=stroke, stroke_width=width, class_="buffer")
         out.append(rect)
         label = name + (f" = {', '.join(holds)}" if holds else "")
         if h >= 12 and w >= 7 * len(label):
@@ -100,8 +107,10 @@ def _axes(program: Program, s: _Scale) -> list[str]:
     return out
 
 
-def arena_svg(program: Program) -> str:
-    """The arena timeline of ``program`` (allocated: offsets set) as an SVG document."""
+def arena_svg(program: Program, fault: InvariantViolation | None = None) -> str:
+    """The arena timeline of ``program`` (allocated: offsets set) as an SVG
+    document. ``fault``: an invariant the allocation breaks (MEM-1), said in
+    red under the plot, the activations it names outlined red."""
     peak = program.peak_bytes or 0
     s = _Scale(program, peak)
     passes = ", ".join(program.passes) or "no passes"
@@ -109,7 +118,7 @@ def arena_svg(program: Program) -> str:
     title = f"arena of {program.name} ({passes}): peak {peak} B, {len(activations(program))} activations, {len(shared)} shared"
     body = [_HATCH, text(_LEFT, 22, title, font_size="13", font_weight="bold")]
     body += _axes(program, s)
-    body += _boxes(program, s)
+    body += _boxes(program, s, () if fault is None else fault.names)
     if not activations(program):
         body.append(text(_LEFT + 10, _TOP + 20, "no activations: the arena is empty"))
     else:
@@ -119,4 +128,10 @@ def arena_svg(program: Program) -> str:
     legend_y = _TOP - 14
     body.append(element("rect", x=_LEFT, y=legend_y - 9, width=12, height=10, fill="url(#shared)", stroke="#e65100"))
     body.append(text(_LEFT + 16, legend_y, "shared buffer: several values in turn (box = alloc to dealloc)", font_size="9"))
-    return document(max(_LEFT + s.width + _RIGHT, 520), _TOP + _PLOT_HEIGHT + _BOTTOM, body, title=title)
+    height = _TOP + _PLOT_HEIGHT + _BOTTOM
+    if fault is not None:
+        where = f"{fault.stage}: " if fault.stage else ""
+        for line in textwrap.wrap(f"{where}{fault.invariant}: {fault.detail}", 100, break_on_hyphens=False):
+            body.append(text(_LEFT, height + 4, line, fill=ERROR, font_size="11"))
+            height += 15
+    return document(max(_LEFT + s.width + _RIGHT, 520), height, body, title=title)

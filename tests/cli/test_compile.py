@@ -105,3 +105,54 @@ def test_o2_keeps_state_inout_and_lowers_the_peak_where_sharing_applies(capsys) 
             peaks[path.stem, pipeline] = parse_program(out).peak_bytes
     lower = [stem for stem, pipeline in peaks if pipeline == "O2" and peaks[stem, "O2"] < peaks[stem, "O0"]]
     assert "embedding_update" in lower, peaks
+
+
+FREE_EARLY = '''
+from refcompiler.ir import Opcode
+
+def free_early(program):
+    """Moves every dealloc to just after its alloc: the IR verifier must refuse it."""
+    out = []
+    deallocs = {i.name: i for i in program.instrs if i.opcode is Opcode.DEALLOC}
+    for i in program.instrs:
+        if i.opcode is Opcode.DEALLOC:
+            continue
+        out.append(i)
+        if i.opcode is Opcode.ALLOC and i.name in deallocs:
+            out.append(deallocs[i.name])
+    return program.with_instrs(out)
+
+PIPELINE = [free_early]
+'''
+
+
+def test_a_picture_asked_for_when_a_pass_breaks_the_ir_is_of_that_ir_with_the_fault(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.refcompiler.pictures.dot_reader import read
+
+    (tmp_path / "h_free_early.py").write_text(FREE_EARLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = ROOT / "examples" / "sgd_momentum.json"
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early", "--format", "dot")
+    assert code == 1 and "after pass free_early: IR-1" in err
+    pic = read(out)
+    (marked,) = [v for v, a in pic.vertices.items() if a.get("penwidth") == "3"]
+    assert pic.edges_between("fault", marked) and "after pass free_early: IR-1" in pic.vertices["fault"]["label"].replace("\n", " ")
+    # text output: no picture, the error as before
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early")
+    assert code == 1 and out == "" and "IR-1" in err
+
+
+def test_an_arena_picture_of_an_allocation_that_breaks_mem1(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "h_free_early.py").write_text(FREE_EARLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out_file = tmp_path / "arena.svg"
+    path = ROOT / "examples" / "sgd_momentum.json"
+    code, out, err = refc(capsys, "compile", path, "--mutant", "alloc-early-free", "--format", "svg", "--picture", "arena", "-o", out_file)
+    assert code == 1 and "MEM-1" in err and out == ""
+    svg = out_file.read_text()
+    assert svg.count('stroke="#c62828" stroke-width="3"') == 2 and "overlap while both are live" in svg
+    # asked for the arena of a fault found before allocation: the IR is drawn instead, and said so
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early",
+                          "--format", "svg", "--picture", "arena", "-o", out_file)
+    assert code == 1 and "drawing the IR instead of the arena" in err and "IR-1" in err
+    assert "free_early" in out_file.read_text() and "instruction index" not in out_file.read_text()

@@ -131,3 +131,11 @@ def test_plain_lines_at_each_change_of_phase_and_every_few_seconds():
     assert [line.split(",")[0] for line in stream.getvalue().splitlines()[3:]] == [
         "refc fuzz: generating", "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 8)",
         "refc fuzz: shrinking SCH-1 at compile by scheduler (8 nodes -> 3)", "refc fuzz: done"]
+
+
+def test_the_last_line_of_an_interrupted_campaign_says_so():
+    stream = io.StringIO()
+    summary = _summary("done")
+    summary.interrupted = "SIGINT"
+    PlainProgress(stream).update(summary, done=True)
+    assert stream.getvalue().startswith("refc fuzz: interrupted by SIGINT, ")

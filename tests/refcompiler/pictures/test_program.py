@@ -74,3 +74,64 @@ def test_a_program_without_activations_draws_an_empty_arena():
     program = compiled("read_then_save", "O2")
     empty = program.with_instrs([i for i in program.instrs if i.opcode.value in ("copy",)])
     assert "the arena is empty" in arena_svg(empty)
+
+
+def _fault_of(make):
+    from refcompiler.errors import InvariantViolation
+
+    with pytest.raises(InvariantViolation) as info:
+        make()
+    assert info.value.program is not None  # the compilation step keeps the faulty program
+    return info.value
+
+
+def test_a_fault_in_the_ir_is_drawn_red_at_its_instruction_with_a_note():
+    from refcompiler.ir import Opcode
+
+    program = compiled("sgd_momentum", "O0")
+    dealloc = next(i for i, ins in enumerate(program.instrs) if ins.opcode is Opcode.DEALLOC)
+    # the dealloc of %y moved before the kernel reading %y: IR-1 after the pass
+    freed = program.instrs[dealloc]
+    instrs = list(program.instrs)
+    del instrs[dealloc]
+    reader = next(i for i, ins in enumerate(instrs) if any(o.name == freed.name for o in ins.operands) and ins.opcode is Opcode.KERNEL
+                  and ins.name != "y")
+    instrs.insert(reader, freed)
+    broken = program.with_instrs(instrs)
+    from refcompiler.passes import run_pipeline
+
+    fault = _fault_of(lambda: run_pipeline(broken, []))
+    assert fault.invariant == "IR-1" and fault.instruction is not None and fault.program == broken
+    pic = read(program_dot(fault.program, fault))
+    marked = [v for v, a in pic.vertices.items() if a.get("penwidth") == "3"]
+    assert marked == [f"instr:{fault.instruction}"]
+    assert pic.edges_between("fault", f"instr:{fault.instruction}")
+    assert "IR-1" in pic.vertices["fault"]["label"] and "after lowering" in pic.vertices["fault"]["label"]
+    # without the fault: nothing red, no note
+    plain = read(program_dot(fault.program))
+    assert "fault" not in plain.vertices and not [v for v, a in plain.vertices.items() if a.get("penwidth") == "3"]
+
+
+def test_a_fault_at_an_instruction_not_drawn_is_named_in_the_note():
+    from refcompiler.errors import InvariantViolation
+
+    program = compiled("read_then_save", "O0")
+    at = next(i for i, ins in enumerate(program.instrs) if ins.opcode.value == "alloc")
+    fault = InvariantViolation("IR-1", "made up", instruction=at, instruction_name=program.instrs[at].name)
+    pic = read(program_dot(program, fault))
+    assert f"instruction {at} (alloc {program.instrs[at].name}, not drawn)" in pic.vertices["fault"]["label"].replace("\n", " ")
+    assert not [v for v, a in pic.vertices.items() if a.get("penwidth") == "3"]
+
+
+def test_an_allocation_that_breaks_mem1_is_drawn_with_the_overlapping_boxes_red():
+    from refcompiler.mutants import activate
+
+    with activate("alloc-early-free"):
+        fault = _fault_of(lambda: compiled("sgd_momentum", "O0"))
+    assert fault.invariant == "MEM-1" and fault.program.offsets
+    root = ET.fromstring(arena_svg(fault.program, fault))
+    red = {r.find(f"{SVG}title").text.split(": offset")[0] for r in root.iter(f"{SVG}rect")
+           if r.get("class") == "buffer" and r.get("stroke") == "#c62828"}
+    assert red == set(fault.names) and len(red) == 2
+    said = " ".join(t.text or "" for t in root.iter(f"{SVG}text") if t.get("fill") == "#c62828")
+    assert "MEM-1" in said and "overlap while both are live" in said
