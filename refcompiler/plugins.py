@@ -8,7 +8,9 @@ import importlib
 import os
 import signal
 import sys
+import sysconfig
 import threading
+import traceback
 from typing import Callable, Iterator
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
@@ -38,7 +40,7 @@ def load_attribute(spec: str, what: str) -> object:
     except BaseException as e:  # BaseException too: a user's module is not refc's bug
         if _refcs_own(e):  # a case's time limit that fired during a slow import goes on up
             raise
-        raise UsageError(f"{what} {spec!r}: importing module {module_name!r} raised {type(e).__name__}: {_short(e)}") from None
+        raise UsageError(f"{what} {spec!r}: importing module {module_name!r} raised {type(e).__name__}: {_short(e)}{_where(e)}") from None
     try:
         return getattr(module, attribute)
     except AttributeError:
@@ -192,7 +194,35 @@ def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], arg
     except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
         if _refcs_own(e):  # a deadline refc raised into the call (a case's time limit) goes on up
             raise
-        raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}", component=blame) from None
+        raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}{_where(e)}", component=blame) from None
+
+
+# refc's own packages: a frame in them is not the user's code
+_OURS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), p, "") for p in ("refcompiler", "fuzz", "refc", "specs"))
+FRAMES_SHOWN = 3
+
+
+def _where(e: BaseException) -> str:
+    """Where in the user's code ``e`` was raised: `` (at FILE:LINE in FUNC, called
+    from ...)``, the innermost ``FRAMES_SHOWN`` frames of the user's own code
+    (a library's frames only when there are no others; refc's never), so that
+    a finding about a plug-in says which line to look at; empty when no frame
+    is known."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)[1:] if not f.filename.startswith("<") and not os.path.abspath(f.filename).startswith(_OURS)]
+    # the interpreter's library and installed packages: a frame there is a library the user's code called
+    libraries = tuple(os.path.join(os.path.abspath(p), "") for p in {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+    own = [f for f in frames if not os.path.abspath(f.filename).startswith(libraries)]
+    shown = (own or frames)[-FRAMES_SHOWN:]
+    if not shown:
+        return ""
+    here = os.getcwd()
+
+    def place(f: traceback.FrameSummary) -> str:
+        path = os.path.abspath(f.filename)
+        name = os.path.relpath(path, here) if path.startswith(os.path.join(here, "")) else f.filename
+        return f"{name}:{f.lineno} in {f.name}"
+
+    return " (at " + ", called from ".join(place(f) for f in reversed(shown)) + ")"
 
 
 def _refcs_own(e: BaseException) -> bool:

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, in_file
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
-from refcompiler.ir import Program
 from refcompiler.pictures.render import PictureFormat
+
+if TYPE_CHECKING:
+    from refcompiler.ir import Program
 
 PICTURES = ("ir", "arena")
 
@@ -49,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.ir import Program
+
     graph, settings = load_with_settings(args)
     settings.check()
     note_recorded(args, settings)
@@ -76,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _draw_fault(args: argparse.Namespace, program: Program, fault: InvariantViolation) -> None:
+def _draw_fault(args: argparse.Namespace, program: "Program", fault: InvariantViolation) -> None:
     """The picture asked for, of the program in which a compilation step found
     ``fault`` (the IR a pass returned, or the allocated program for MEM-1),
     the faulty instruction marked; the error is reported after it as usual.

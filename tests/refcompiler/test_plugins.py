@@ -167,7 +167,7 @@ def test_a_block_of_calls_guards_each_call_and_sets_the_guards_up_once(monkeypat
             results.append(call(lambda k: print(f"chatty {k}") or k, k))
         with pytest.raises(ExecutionError, match=r"^the scheduler mine called os._exit\(3\)$"):
             call(lambda: os._exit(3))
-        with pytest.raises(ExecutionError, match=r"^the scheduler mine raised ValueError: no$"):
+        with pytest.raises(ExecutionError, match=r"^the scheduler mine raised ValueError: no \(at tests/refcompiler/test_plugins.py:\d+ in <genexpr>, called from .* in <lambda>\)$"):
             call(lambda: (_ for _ in ()).throw(ValueError("no")))
         with pytest.raises(ExecutionError, match=r"^the scheduler mine called sys.exit\(2\)$"):
             call(sys.exit, 2)
@@ -193,3 +193,62 @@ def test_a_failing_call_names_the_component_it_blames():
     with pytest.raises(ExecutionError) as e:
         call_untrusted(mine, "the scheduler mine")
     assert e.value.component == ""
+
+
+USER_PASS = """\
+import numpy as np
+
+
+def helper(program, table):
+    return table[program.name]
+
+
+def lookup(program):
+    return helper(program, {})
+
+
+def uses_numpy(program):
+    return np.reshape(np.zeros(3), (2, 2))
+
+
+def misuses_refc(program):
+    return program.with_instrs(None)
+
+
+def raises_on_import():
+    raise RuntimeError("boom")
+
+
+value = raises_on_import() if __name__ == "where_bad" else None
+"""
+
+
+def test_a_failing_call_says_where_in_the_users_code(tmp_path, monkeypatch):
+    """The innermost frames of the user's own file, innermost first, never
+    refc's; a library the code called (numpy) is skipped for the user's line
+    that called it; the path is relative to the current directory."""
+    (tmp_path / "where_pass.py").write_text(USER_PASS)
+    monkeypatch.chdir(tmp_path)
+    program = type("P", (), {"name": "prog", "with_instrs": lambda self, x: len(x)})()
+    said = {}
+    for name in ("lookup", "uses_numpy", "misuses_refc"):
+        with pytest.raises(ExecutionError) as e:
+            call_untrusted(load_attribute(f"where_pass:{name}", "pass"), f"pass {name}", program)
+        said[name] = str(e.value)
+    assert said["lookup"].endswith("raised KeyError: 'prog' (at where_pass.py:5 in helper, called from where_pass.py:9 in lookup)")
+    assert said["uses_numpy"].endswith("(at where_pass.py:13 in uses_numpy)"), said["uses_numpy"]
+    assert "in misuses_refc)" in said["misuses_refc"]  # the lambda here is the test's own frame: shown too
+    (tmp_path / "where_bad.py").write_text(USER_PASS)
+    with pytest.raises(UsageError, match=r"raised RuntimeError: boom \(at where_bad.py:21 in raises_on_import, called from where_bad.py:24 in <module>\)"):
+        load_attribute("where_bad:lookup", "pass")
+
+
+def test_refcs_own_frames_are_never_shown_as_the_users():
+    from refcompiler.ir import Program
+
+    def bad_pass(program: Program) -> Program:
+        return program.with_instrs(7)  # raises inside refcompiler/ir.py
+
+    with pytest.raises(ExecutionError) as e:
+        call_untrusted(bad_pass, "pass bad", Program("p", (), ()))
+    assert "ir.py" not in str(e.value) and str(e.value).endswith("test_plugins.py:250 in bad_pass)".replace("250", str(bad_pass.__code__.co_firstlineno + 1)))
