@@ -28,6 +28,8 @@ __all__ = [
     "Case",
     "TargetRecord",
     "CASE_FIELDS",
+    "FindingRecord",
+    "finding_from_doc",
     "case_from_doc",
     "case_to_doc",
     "case_inputs",
@@ -38,7 +40,7 @@ __all__ = [
 MAX_PIPELINE_ITEMS = 64
 
 CASE_FIELDS = ("expect", "schedule", "pipeline", "inputs", "found_by", "mutant",
-               "scheduler", "scheduler_seed", "scheduler_order", "versions", "command", "target")
+               "scheduler", "scheduler_seed", "scheduler_order", "versions", "command", "target", "finding")
 
 
 class ExpectKind(enum.Enum):
@@ -90,6 +92,23 @@ class TargetRecord:
 
 
 @dataclass(frozen=True)
+class FindingRecord:
+    """What a campaign found on a case, for a reader (``refc show`` marks
+    ``nodes`` red beside the explanation): the ``signature`` it was kept
+    under, its ``explanation``, the graph ``nodes`` the checker named and
+    the IR ``instruction`` index of a fault found in IR. Replay does not read
+    it: the case's expectation is what is checked again."""
+
+    signature: str
+    explanation: str = ""
+    nodes: tuple[str, ...] = ()
+    instruction: int | None = None
+
+    def to_doc(self) -> dict[str, Any]:
+        return {"signature": self.signature, "explanation": self.explanation, "nodes": list(self.nodes), "instruction": self.instruction}
+
+
+@dataclass(frozen=True)
 class Case:
     """A corpus case. ``inputs`` maps storage names to an explicit flat value
     or a seeded ``Init``, as ``Init`` carries both.
@@ -115,6 +134,7 @@ class Case:
     versions: tuple[tuple[str, str], ...] = ()
     command: str | None = None
     target: TargetRecord | None = None
+    finding: FindingRecord | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -168,7 +188,29 @@ def _recorded(meta: dict[str, Any], path: str | None) -> dict[str, Any]:
         raise MalformedInput("expected an object {package: version string}", path=path, field="versions")
     out["versions"] = tuple(sorted(versions.items()))
     out["target"] = _target(meta.get("target"), path)
+    out["finding"] = finding_from_doc(meta.get("finding"), path)
     return out
+
+
+def finding_from_doc(doc: Any, path: str | None) -> FindingRecord | None:
+    """``"finding": {"signature", "explanation", "nodes", "instruction"}`` (or null)."""
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("signature"), str):
+        raise MalformedInput('expected {"signature": text, "explanation": text, "nodes": [names], "instruction": index or null} or null',
+                             path=path, field="finding")
+    if not isinstance(doc.get("explanation", ""), str):
+        raise MalformedInput("expected a string", path=path, field="finding.explanation")
+    nodes = doc.get("nodes", [])
+    if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
+        raise MalformedInput("expected a list of node names", path=path, field="finding.nodes")
+    at = doc.get("instruction")
+    if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 0):
+        raise MalformedInput("expected an instruction index (0 or more) or null", path=path, field="finding.instruction")
+    unknown = sorted(set(doc) - {"signature", "explanation", "nodes", "instruction"})
+    if unknown:
+        raise MalformedInput(f"unknown field {shown(unknown[0])}", path=path, field="finding")
+    return FindingRecord(doc["signature"], doc.get("explanation", ""), tuple(nodes), at)
 
 
 def _target(doc: Any, path: str | None) -> TargetRecord | None:
@@ -253,6 +295,8 @@ def case_to_doc(case: Case) -> dict[str, Any]:
         doc["command"] = case.command
     if case.target is not None:
         doc["target"] = case.target.to_doc()
+    if case.finding is not None:
+        doc["finding"] = case.finding.to_doc()
     return doc
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import CampaignConfig
-from fuzz.case import Case, Expect, ExpectKind, TargetRecord, case_to_doc
+from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_to_doc
 from fuzz.corpus import replay
 from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
 from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
@@ -128,8 +128,9 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     correct compiler and reproduces (a plain regression test of its own), else
     the scheduler and seed. Other explicit orders as before: stored when legal
     and reproducing, else none (replay then checks the standard schedules)."""
+    record = FindingRecord(str(finding.signature), finding.explanation, finding.location.nodes, finding.location.instruction)
     base = Case(graph, expect, config.pipeline, None, (), found_by(config), config.mutant,
-                versions=versions(), command=config.command, target=_target_record(config, finding))
+                versions=versions(), command=config.command, target=_target_record(config, finding), finding=record)
     if expect.kind is ExpectKind.REJECT:
         return base
     choice = finding.schedule

@@ -123,14 +123,28 @@ def drawing(graph: Graph, path: str) -> str:
     alone (``graph_dot``)."""
     from refcompiler.pictures import case_dot, graph_dot
 
+    finding = _recorded_finding(graph, path)
     found = case_order(graph, path)
     if found is None:
-        return graph_dot(graph)
+        return graph_dot(graph, finding)
     order, label = found
     drawn = _graph_of(graph, order)
     _check_order(drawn, order, path, "schedule" if case_schedule(graph, path) is not None else "scheduler_order")
     program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)])
-    return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label, program=program)
+    return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label, program=program, finding=finding)
+
+
+def _recorded_finding(graph: Graph, path: str) -> tuple[list[str], str] | None:
+    """A corpus case's ``"finding"`` (what the campaign found: the names it
+    involves, and its signature and explanation), or ``None``; a malformed
+    one is ``MalformedInput`` naming the field."""
+    from fuzz.case import finding_from_doc
+
+    record = finding_from_doc(dict(graph.meta).get("finding"), path)
+    if record is None:
+        return None
+    at = "" if record.instruction is None else f" (IR instruction {record.instruction})"
+    return list(record.nodes), f"found: {record.signature}{at}: {record.explanation}"
 
 
 def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:

@@ -23,12 +23,13 @@ counterexample or a case can hold the graph beside its schedules.
 from __future__ import annotations
 
 import textwrap
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from specs import OpKind, TensorType
 
 from refcompiler.deps import memory_edges
 from refcompiler.graph import Graph, Node, StorageKind
+from refcompiler.limits import printable
 from refcompiler.pictures.dot import Dot, Html
 from refcompiler.printer import op_symbol
 from refcompiler.errors import InvariantViolation
@@ -176,13 +177,20 @@ def _marked(style: Mapping[str, str], label: str, note: str | None) -> dict[str,
 
 def _violation_notes(dot: Dot, graph: Graph, ids: GraphIds, found: list[InvariantViolation]) -> None:
     for i, v in enumerate(found):
-        note = f"{ids.prefix}violation:{i}"
-        dot.vertex(note, {**Style.NOTE, "label": textwrap.fill(f"{v.invariant}: {v.detail}", 48)})
-        for name in v.names:
-            if name in graph.node_by_name:
-                dot.edge(note, ids.node(name), Style.NOTE_EDGE)
-            elif name in graph.storage_by_name:
-                dot.edge(note, ids.entry(name), Style.NOTE_EDGE)
+        _note(dot, graph, ids, f"{ids.prefix}violation:{i}", f"{v.invariant}: {v.detail}", v.names)
+
+
+MAX_NOTE = 400  # characters of a recorded finding's text drawn (a case file's text is data of any length)
+
+
+def _note(dot: Dot, graph: Graph, ids: GraphIds, note: str, text: str, names: Sequence[str]) -> None:
+    """A red note saying ``text``, tied to the nodes and storage of ``names`` in ``graph``."""
+    dot.vertex(note, {**Style.NOTE, "label": textwrap.fill(text, 48)})
+    for name in dict.fromkeys(names):
+        if name in graph.node_by_name:
+            dot.edge(note, ids.node(name), Style.NOTE_EDGE)
+        elif name in graph.storage_by_name:
+            dot.edge(note, ids.entry(name), Style.NOTE_EDGE)
 
 
 def add_graph(
@@ -192,16 +200,22 @@ def add_graph(
     *,
     highlight: Mapping[tuple[str, str], str] | None = None,
     verdict: tuple[list[InvariantViolation], Types | None] | None = None,
+    finding: tuple[Sequence[str], str] | None = None,
 ) -> None:
     """Draw ``graph`` into ``dot`` with vertex ids from ``ids``; ``highlight``
     marks dependency edges (node pairs) in red with a note. ``verdict``: the
-    verifier's ``checked(graph)``, when the caller has it (it is made once)."""
+    verifier's ``checked(graph)``, when the caller has it (it is made once).
+    ``finding``: the names of nodes or storage a recorded finding involves,
+    drawn red, and its text, in a note tied to them."""
     found, types = checked(graph) if verdict is None else verdict
-    flagged = {n for v in found for n in v.names}
+    flagged = {n for v in found for n in v.names} | set(finding[0] if finding else ())
     _storage_vertices(dot, graph, ids, flagged)
     _node_vertices(dot, graph, ids, flagged, None if found else types)
     _edges(dot, graph, ids, highlight or {})
     _violation_notes(dot, graph, ids, found)
+    if finding is not None:
+        text = printable(finding[1])
+        _note(dot, graph, ids, f"{ids.prefix}finding", text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 3] + "...", finding[0])
 
 
 _LEGEND_ROWS = (
@@ -234,12 +248,13 @@ def add_legend(dot: Dot, prefix: str = "") -> None:
     dot.close()
 
 
-def graph_dot(graph: Graph) -> str:
-    """The picture of ``graph`` (any loaded graph, valid or not) as DOT text."""
+def graph_dot(graph: Graph, finding: tuple[Sequence[str], str] | None = None) -> str:
+    """The picture of ``graph`` (any loaded graph, valid or not) as DOT text;
+    ``finding`` as ``add_graph`` draws it."""
     verdict = checked(graph)
     found = verdict[0]
     title = f"graph {graph.name}" + (f": {len(found)} violation(s)" if found else "")
     dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
-    add_graph(dot, graph, GraphIds(), verdict=verdict)
+    add_graph(dot, graph, GraphIds(), verdict=verdict, finding=finding)
     add_legend(dot)
     return dot.text()

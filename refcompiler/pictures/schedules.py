@@ -113,10 +113,12 @@ def case_dot(
     notes: Sequence[str] = (),
     label: str = "the case's schedule",
     program: str = "refc compile CASE --format svg",
+    finding: tuple[Sequence[str], str] | None = None,
 ) -> str:
     """A case's graph beside its recorded schedule (the column titled
     ``label``), broken orderings in red. ``program``: the command that draws
-    the case's compiled program, named when no ordering is broken."""
+    the case's compiled program, named when no ordering is broken.
+    ``finding``: what the campaign found, as ``add_graph`` draws it."""
     broken = backward_edges(graph, schedule)
     if not nx.is_directed_acyclic_graph(dependency_graph(graph)):
         notes = [*notes, "the memory edges form a cycle: the compiler first gives each such save a private copy (break_save_cycles)"]
@@ -126,7 +128,7 @@ def case_dot(
     dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
     ids = GraphIds("graph/")
     dot.open("cluster_graph", {"label": "the graph", "color": "#9e9e9e"})
-    add_graph(dot, graph, ids, highlight=broken)
+    add_graph(dot, graph, ids, highlight=broken, finding=finding)
     dot.close()
     marked = {v: note for (_, v), note in broken.items()}
     _add_schedule(dot, 1, label, schedule, marked)

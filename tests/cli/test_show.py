@@ -217,3 +217,20 @@ def test_show_of_a_malformed_scheduler_order_is_exit_2(capsys, tmp_path):
     (tmp_path / "case.json").write_text(json.dumps(doc))
     code, out, err = refc(capsys, "show", tmp_path / "case.json", "--format", "dot")
     assert code == 2 and "scheduler_order" in err and "Traceback" not in err
+
+
+def test_show_of_a_case_draws_the_finding_it_records_red(capsys, tmp_path):
+    finding = {"signature": "SEM-1 at differential by share_buffers", "explanation": "p3 differs\x1b[2J", "nodes": ["save7", "nope"],
+               "instruction": 3}
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(finding=finding), "--format", "dot")
+    assert (code, err) == (0, "")
+    pic = read(out)
+    note = pic.vertices["graph/finding"]["label"].replace("\n", " ")
+    assert "found: SEM-1 at differential by share_buffers (IR instruction 3): p3 differs\\x1b[2J" in note
+    assert pic.vertices["graph/node:save7"].get("color") == ERROR and pic.vertices["graph/node:save6"].get("color") != ERROR
+    assert [d for s, d, _ in pic.edges if s == "graph/finding"] == ["graph/node:save7"]  # a name the graph lacks is not drawn
+    # a graph without a schedule too; and a malformed record is exit 2 naming the field
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: [doc.update(finding=finding), doc.pop("schedule")], "--format", "dot")
+    assert code == 0 and "finding" in read(out).vertices
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(finding={"signature": 3}), "--format", "dot")
+    assert (code, out) == (2, "") and f"{path}: finding: expected" in err

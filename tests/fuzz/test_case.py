@@ -78,3 +78,20 @@ def test_a_case_pipeline_of_more_passes_than_the_bound_is_malformed():
     doc["pipeline"] = ",".join(["share_buffers"] * 100_000)
     with pytest.raises(MalformedInput, match=f"c.json: pipeline: 100000 passes; a case's pipeline lists at most {MAX_PIPELINE_ITEMS}"):
         case_from_doc(doc, path="c.json")
+
+
+def test_a_finding_record_round_trips_and_a_malformed_one_is_named():
+    from fuzz.case import FindingRecord
+
+    record = FindingRecord("SEM-1 at differential by share_buffers", "p3 differs", ("save9", "add7"), 4)
+    again = case_from_doc(case_to_doc(Case(_graph(), finding=record)))
+    assert again.finding == record
+    assert "finding" not in case_to_doc(Case(_graph())) and case_from_doc(case_to_doc(Case(_graph()))).finding is None
+    for bad, where in (({"explanation": "x"}, "finding"), ("SEM-1", "finding"), ({"signature": "s", "nodes": "a,b"}, "finding.nodes"),
+                       ({"signature": "s", "explanation": 3}, "finding.explanation"), ({"signature": "s", "instruction": -1}, "finding.instruction"),
+                       ({"signature": "s", "instruction": True}, "finding.instruction"), ({"signature": "s", "extra\n": 1}, "finding")):
+        doc = case_to_doc(Case(_graph()))
+        doc["finding"] = bad
+        with pytest.raises(MalformedInput) as e:
+            case_from_doc(doc, path="c.json")
+        assert f"c.json: {where}" in str(e.value) and "\n" not in str(e.value), str(e.value)
