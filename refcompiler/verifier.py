@@ -35,7 +35,7 @@ from refcompiler.variants import active
 if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
     import networkx as nx
 
-__all__ = ["Types", "verify", "violations", "checked", "infer_types", "data_graph", "evaluation_order"]
+__all__ = ["Types", "verify", "violations", "checked", "infer_types", "data_graph", "evaluation_order", "attr_ok"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -192,7 +192,7 @@ def _attr_problems(node: Node, spec: OpSpec) -> Iterator[InvariantViolation]:
             if a.required:
                 yield _g1(f"node '{node.name}' ({spec.name}) needs attribute '{a.name}'", node.name)
             continue
-        if not _attr_ok(a.kind, given[a.name]):
+        if not attr_ok(a.kind, given[a.name]):
             yield _g1(
                 f"node '{node.name}' attribute '{a.name}' must be {a.kind.value}, got {limits.shown(given[a.name])}", node.name
             )
@@ -202,7 +202,9 @@ def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _attr_ok(kind: AttrKind, v: object) -> bool:
+def attr_ok(kind: AttrKind, v: object) -> bool:
+    """Whether ``v`` is a value of an attribute of ``kind`` (G-1 for a node's
+    attributes; IR-1 for a kernel's, whose lists are tuples)."""
     if kind is AttrKind.INT:
         return _is_int(v)
     if kind is AttrKind.FLOAT:

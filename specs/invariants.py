@@ -34,7 +34,7 @@ _TABLE = (
     Invariant("OWN-4", Level.GRAPH, "only save writes a placeholder; at most one save per placeholder"),
     Invariant("SCH-1", Level.SCHEDULE, "a schedule is a permutation of the nodes that respects data and memory edges"),
     Invariant("SCH-2", Level.SCHEDULE, "every conflicting pair of nodes is ordered by the dependency graph"),
-    Invariant("IR-1", Level.IR, "every operand is a live allocation, a view of one, or a module buffer; defs before uses; alloc/dealloc paired; no use after dealloc"),
+    Invariant("IR-1", Level.IR, "every operand is a live allocation, a view of one, or a module buffer, typed as its instruction's op requires; defs before uses; alloc/dealloc paired; no use after dealloc"),
     Invariant("IR-2", Level.IR, "@in and @inout operands read initialised memory only"),
     Invariant("IR-3", Level.IR, "a constant buffer is never @out or @inout"),
     Invariant("IR-4", Level.IR, "a placeholder buffer is written only by its save, and only after every reader of that placeholder, including readers through a view"),

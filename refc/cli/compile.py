@@ -87,11 +87,22 @@ def _draw_fault(args: argparse.Namespace, program: "Program", fault: InvariantVi
     the faulty instruction marked; the error is reported after it as usual.
     The arena timeline needs offsets: a fault found before allocation is
     drawn as the IR instead, and said so."""
+    from refcompiler.errors import RefCompilerError
     from refcompiler.pictures import arena_svg, program_dot
 
-    if args.picture == "arena" and program.offsets:
-        emit(args, arena_svg(program, fault))
+    try:
+        if args.picture == "arena" and program.offsets:
+            picture = arena_svg(program, fault)
+        else:
+            picture = program_dot(program, fault)
+    except RefCompilerError:
+        raise
+    except Exception as e:  # a user's pass made this program, however odd: the fault is still reported
+        print(f"refc compile: cannot draw the faulty program ({type(e).__name__}: {e})", file=sys.stderr)
         return
-    if args.picture == "arena":
+    if args.picture == "arena" and not program.offsets:
         print("refc compile: the fault was found before allocation: drawing the IR instead of the arena", file=sys.stderr)
-    emit_dot(args, program_dot(program, fault))
+    if args.picture == "arena" and program.offsets:
+        emit(args, picture)
+    else:
+        emit_dot(args, picture)

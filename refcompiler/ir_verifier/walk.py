@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from specs import OpKind, OpSpec, TensorType
+from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
 
 from refcompiler import variants
 from refcompiler.errors import InvariantViolation
@@ -13,7 +13,9 @@ from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKi
 from refcompiler.ir_analysis import follow_views
 from refcompiler.ir_text import ir_violation
 from refcompiler.ir_verifier.rules import check_ir4, check_ir6
+from refcompiler.limits import shown
 from refcompiler.spec import spec_of
+from refcompiler.verifier import attr_ok
 
 __all__ = ["Walk"]
 
@@ -34,20 +36,57 @@ def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...
 # the instruction (immutable) and the swap points installed (``spec_of`` is
 # one): a walk under another swap table starts afresh. The table is held here,
 # so that its identity stays unique while kept.
-_SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr]] = (None, {}, {})
+# And the typings found (``_typing_fault``, by op, attributes and operand types).
+_SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str]] = (None, {}, {}, {})
 _SIGNATURES_KEPT = 4096
 
 
-def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr]]:
-    """The specs and well-formed kernels known under swap table ``swaps``
-    (``variants.active()``), to add to."""
+def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str]]:
+    """The specs, well-formed kernels and typings known under swap table
+    ``swaps`` (``variants.active()``), to add to."""
     global _SPECS
     known = _SPECS
     if known[0] is not swaps:
-        known = _SPECS = (swaps, {}, {})
-    elif len(known[2]) > _SIGNATURES_KEPT:
-        known[2].clear()
-    return known[1], known[2]
+        known = _SPECS = (swaps, {}, {}, {})
+    else:
+        for table in known[2:]:
+            if len(table) > _SIGNATURES_KEPT:
+                table.clear()
+    return known[1], known[2], known[3]
+
+
+def _typing_fault(spec: OpSpec, instr: Instr, types: tuple[TensorType, ...]) -> str:
+    """Why a kernel's operand types (its results, inputs and state, in order;
+    its signature is well-formed) are not what its op's type rule makes of its
+    inputs and attributes, the rule the graph verifier applies to nodes (G-1);
+    empty when they are."""
+    n_out, n_state = len(spec.results), len(spec.state)
+    outs, ins, state = types[:n_out], types[n_out : len(types) - n_state], types[len(types) - n_state :]
+    first = ins[0].dtype if ins else None
+    for k, t in enumerate(ins):
+        want = spec.input_dtype(k, first)
+        if want is not None and t.dtype is not want:
+            return f"{spec.name} input {k} is {t}, its op needs {want.value}"
+    for k, t in enumerate(state):
+        if t.dtype is not Dtype.FLOAT32:
+            return f"{spec.name} state {k} is {t}, its op needs float32"
+    given = dict(instr.attrs)
+    for key, value in given.items():
+        a = next((a for a in spec.attrs if a.name == key), None)
+        if a is None:
+            return f"{spec.name} has no attribute {shown(key)}"
+        if not attr_ok(a.kind, value) and not (value is None and a.default is None):  # an optional one left at its default
+            return f"{spec.name} attribute '{key}' must be {a.kind.value}, got {shown(value)}"
+    attrs = {a.name: given.get(a.name, a.default) for a in spec.attrs}  # an attribute left out has its default, as in a node
+    try:
+        results = tuple(spec.shape_rule(list(ins), list(state), attrs))
+    except ShapeError as e:
+        return f"{spec.name} of {', '.join(map(str, ins))}: {e}"
+    except Exception as e:  # attribute values of the right kind that the rule still cannot use
+        return f"{spec.name} cannot type its operands with attributes {shown(given, 200)}: {type(e).__name__}: {shown(str(e), 200)}"
+    if results != outs:
+        return f"{spec.name} of {', '.join(map(str, ins))} gives {', '.join(map(str, results))}, but its results are {', '.join(map(str, outs))}"
+    return ""
 
 
 @dataclass
@@ -71,7 +110,7 @@ class Walk:
         self.allowed_writers = self.program.placeholder_writers
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
-        self.specs, self.well_formed = _specs_under(variants.active())
+        self.specs, self.well_formed, self.typings = _specs_under(variants.active())
 
     @functools.cached_property
     def defined_at(self) -> dict[str, int]:
@@ -261,6 +300,8 @@ class Walk:
             check_ir4(self, instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
             check_ir6(self, instr, resolved)
+        if well_formed and instr.opcode is Opcode.KERNEL:  # after IR-6, whose words are closer for an in-place pair of two types
+            self.check_typing(instr)
         self.initialised |= written
 
     # -- signatures (IR-1) -------------------------------------------------
@@ -289,6 +330,25 @@ class Walk:
             self.report("IR-1", f"{spec.name} takes {want}, in that order", instr.name)
             return False
         return True
+
+    def check_typing(self, instr: Instr) -> None:
+        """IR-1: the kernel's operand types follow its op's type rule
+        (``_typing_fault``), remembered per op, attributes and types. An
+        operand without a type here is unresolved, which the walk reports."""
+        types = tuple([self.type_of(o.name) for o in instr.operands])
+        if None in types:
+            return
+        key = (instr.op, instr.attrs, types)
+        try:
+            fault = self.typings.get(key)
+        except TypeError:  # an attribute value a pass made unhashable
+            key, fault = None, None
+        if fault is None:
+            fault = _typing_fault(self.spec(instr.op), instr, types)  # type: ignore[arg-type]  # a kernel has an op; types resolved
+            if key is not None:
+                self.typings[key] = fault
+        if fault:
+            self.report("IR-1", fault, instr.name)
 
     def spec(self, op: OpKind) -> OpSpec:
         """``spec_of(op)``, asked once per op and swap table (``_specs_under``)."""

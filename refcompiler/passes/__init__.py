@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from dataclasses import replace
 from typing import Callable, Sequence
 
-from refcompiler.errors import ExecutionError, UsageError
-from refcompiler.ir import Program
+from specs import OpKind, TensorType
+
+from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
+from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_verifier import program_violations
+from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
 
 __all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline"]
@@ -165,6 +169,65 @@ def _verified(program: Program, stage: str) -> None:
         raise fault
 
 
+def _kept_interface(before: Program, after: Program, name: str) -> Program:
+    """``after``, what a user's pass returned for ``before``, with its
+    instructions as a tuple (a pass may build them as a list); IR-1 if it
+    changed the module buffers, IR-4 if it changed the saves: both are the
+    graph's (its storage; who may write each placeholder), which the verifier
+    after the pass checks the instructions against, so no pass may change them."""
+    for field in ("instrs", "buffers", "saves"):
+        if not isinstance(getattr(after, field), (tuple, list)):
+            _raise_at(after, name, "IR-1", f"the pass returned a program whose {field} is {type(getattr(after, field)).__name__}, not a tuple")
+    bad = _malformed(after.instrs)
+    if bad:
+        _raise_at(after, name, "IR-1", f"the pass returned a malformed instruction: {bad}")
+    if type(after.instrs) is not tuple:
+        after = replace(after, instrs=tuple(after.instrs))
+    if type(after.buffers) is not tuple and tuple(after.buffers) == before.buffers:
+        after = replace(after, buffers=before.buffers)
+    if type(after.saves) is not tuple and tuple(after.saves) == before.saves:
+        after = replace(after, saves=before.saves)
+    if tuple(after.buffers) != before.buffers:
+        old = before.buffer_by_name
+        new = {getattr(b, "name", repr(b)): b for b in after.buffers}
+        changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n)) or sorted(old)
+        _raise_at(after, name, "IR-1", f"the pass changed module buffer(s) {', '.join(map(shown, changed[:5]))}: the module buffers are the graph's storage, which no pass may change")
+    if tuple(after.saves) != tuple(before.saves):
+        _raise_at(after, name, "IR-4", "the pass changed the program's saves: they record the graph's saves (who may write each placeholder), which no pass may change")
+    return after
+
+
+def _malformed(instrs: Sequence[object]) -> str:
+    """Why an instruction of a user's pass is not one the IR can hold (each
+    field of ``Instr`` and ``Operand`` of its type), or empty: what the
+    verifier, the printer and the interpreters may take for granted."""
+    for k, instr in enumerate(instrs):
+        if not isinstance(instr, Instr):
+            return f"instruction {k} is {type(instr).__name__} {shown(instr)}, not an Instr"
+        checks = (
+            (isinstance(instr.opcode, Opcode), "opcode", "an Opcode"),
+            (isinstance(instr.name, str), "name", "a str"),
+            (instr.op is None or isinstance(instr.op, OpKind), "op", "an OpKind or None"),
+            (instr.type is None or isinstance(instr.type, TensorType), "type", "a TensorType or None"),
+            (isinstance(instr.operands, tuple) and all(isinstance(o, Operand) and isinstance(o.kind, OperandKind)
+                                                       and isinstance(o.name, str) for o in instr.operands),
+             "operands", "a tuple of Operand(OperandKind, str)"),
+            (isinstance(instr.attrs, tuple) and all(isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) for a in instr.attrs),
+             "attrs", "a tuple of (name, value) pairs"),
+        )
+        for ok, field, want in checks:
+            if not ok:
+                return f"instruction {k} ({shown(getattr(instr, 'name', None))}): its {field} {shown(getattr(instr, field))} is not {want}"
+    return ""
+
+
+def _raise_at(program: Program, name: str, invariant: str, message: str) -> None:
+    fault = InvariantViolation(invariant, message, stage=f"after pass {name}")
+    if all(type(getattr(program, f)) is tuple for f in ("instrs", "buffers", "saves")) and not _malformed(program.instrs):
+        fault.program = program  # a program that can be drawn
+    raise fault
+
+
 def _apply(name: str, run: Pass, program: Program) -> object:
     """Run one pass; a user's pass that raises is a finding about it (exit 1),
     not a bug in refc. The built-in passes are trusted to raise only refc errors."""
@@ -192,6 +255,8 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
         result = _apply(name, run, program)
         if not isinstance(result, Program):
             raise ExecutionError(f"pass {name} returned {type(result).__name__}, not a Program", component=name)
+        if not trusted:
+            result = _kept_interface(program, result, name)
         if trusted and type(result) is Program:
             program, unrecorded = result, (*unrecorded, name)
         else:

@@ -130,12 +130,37 @@ IR1_CASES = {
         clean(), 11, Instr(Opcode.COPY, "save", (Operand(OperandKind.IN, "%t"), Operand(OperandKind.OUT, "A")))
     ),
     "view without source": lambda: edit(clean(), 2, Instr(Opcode.VIEW, "v", (), type=F22)),
+    # the op's type rule (the one the graph verifier applies to nodes)
+    "kernel result of another shape than its op makes": lambda: edit(clean(), 4, kernel("r", OpKind.RELU, ("%r",), ("%s",))),
+    "kernel inputs its op cannot combine": lambda: insert(
+        clean(), 4, alloc("%q"), kernel("q", OpKind.ADD, ("%q",), ("A", "v")), dealloc("%q")
+    ),
+    "kernel input of a dtype its op refuses": lambda: insert(
+        clean(), 12, alloc("%e"), kernel("acc", OpKind.EMBEDDING_UPDATE, ("%e",), ("%t", "%t"), ("S",)), dealloc("%e")
+    ),
+    "kernel attribute its op's rule cannot read": lambda: edit(
+        clean(), 1, replace(kernel("s", OpKind.ADD, ("%s",), ("A", "W")), op=OpKind.TRANSPOSE,
+                            operands=(Operand(OperandKind.OUT, "%s"), Operand(OperandKind.IN, "A")), attrs=(("perm", "oops"),))
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(IR1_CASES))
 def test_ir1(case):
     assert_only(IR1_CASES[case](), "IR-1")
+
+
+def test_ir1_typing_messages_name_the_types_and_the_rule():
+    text = str(program_violations(IR1_CASES["kernel result of another shape than its op makes"]())[0])
+    assert "relu of float32[4] gives float32[4], but its results are float32[2, 2]" in text
+    text = str(program_violations(IR1_CASES["kernel inputs its op cannot combine"]())[0])
+    assert "add of float32[4], float32[2, 2]: " in text and "broadcast" in text
+    text = str(program_violations(IR1_CASES["kernel input of a dtype its op refuses"]())[0])
+    assert "embedding_update input 0 is float32[4], its op needs int32" in text
+    text = str(program_violations(IR1_CASES["kernel attribute its op's rule cannot read"]())[0])
+    assert "transpose attribute 'perm' must be int list, got 'oops'" in text
+    unknown = edit(clean(), 4, replace(kernel("r", OpKind.RELU, ("%r",), ("v",)), attrs=(("alpha", 0.1),)))
+    assert ids(unknown) == ["IR-1"] and "relu has no attribute 'alpha'" in str(program_violations(unknown)[0])
 
 
 def test_ir1_messages_say_why():
@@ -362,7 +387,11 @@ def test_ir6_through_a_view():
 
 def test_ir6_allowed_pair_of_different_types():
     p = _two_inputs(view("av", "%a", F22), kernel("x", OpKind.RELU, ("av",), ("%a",)))
-    assert_only(p, "IR-6")
+    # reported first as IR-6 (an in-place pair of two types), and as a result of the wrong type (IR-1)
+    assert ids(p) == ["IR-6", "IR-1"]
+    with pytest.raises(InvariantViolation) as info:
+        verify_program(p)
+    assert info.value.invariant == "IR-6" and "their types differ" in str(info.value)
 
 
 # --- MEM-1 ------------------------------------------------------------------

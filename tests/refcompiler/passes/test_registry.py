@@ -11,7 +11,9 @@ import pytest
 from specs import OpKind
 
 from refcompiler.errors import InvariantViolation, UsageError
-from refcompiler.ir import Program
+from dataclasses import replace
+
+from refcompiler.ir import Operand, OperandKind, Program
 from refcompiler.passes import PASSES, PIPELINES, resolve_pipeline, run_pipeline
 from refcompiler.variants import registry
 from tests.refcompiler.passes.ir_build import alloc, const, copy, dealloc, kernel, placeholder, program, save
@@ -179,3 +181,50 @@ def test_a_user_pipeline_function_that_misbehaves_is_an_error_naming_it(user_mod
     for leave in (lambda p: sys.exit(7), lambda p: os._exit(3)):
         with pytest.raises(ExecutionError, match=r"pass <lambda> called (sys\.exit\(7\)|os\._exit\(3\))"):
             run_pipeline(sample(), [("<lambda>", leave)])
+
+
+def _fault_of_pass(run) -> InvariantViolation:
+    with pytest.raises(InvariantViolation) as info:
+        run_pipeline(sample(), [("mine", run)])
+    assert info.value.stage == "after pass mine"
+    return info.value
+
+
+def test_a_users_pass_may_not_change_the_module_buffers_or_the_saves():
+    """They are the graph's: the verifier checks the instructions against them,
+    so a pass that changed them could make its own writes look legal."""
+    from dataclasses import replace
+
+    from refcompiler.ir import BufferKind, Save
+
+    unconst = lambda p: replace(p, buffers=tuple(replace(b, kind=BufferKind.PLACEHOLDER) if b.kind is BufferKind.CONSTANT else b for b in p.buffers))
+    fault = _fault_of_pass(unconst)
+    assert fault.invariant == "IR-1" and "changed module buffer(s) 'W'" in str(fault) and fault.program is not None
+    fault = _fault_of_pass(lambda p: replace(p, buffers=p.buffers[1:]))
+    assert fault.invariant == "IR-1" and "changed module buffer(s) 'A'" in str(fault)
+    fault = _fault_of_pass(lambda p: replace(p, saves=p.saves + (Save("r", "A", "r"),)))
+    assert fault.invariant == "IR-4" and "changed the program's saves" in str(fault)
+    # the same buffers and saves as lists, and the instructions as a list, are the IR's tuples again
+    out = run_pipeline(sample(), [("lists", lambda p: replace(p, buffers=list(p.buffers), saves=list(p.saves), instrs=list(p.instrs)))])
+    assert out == sample() and all(type(getattr(out, f)) is tuple for f in ("buffers", "saves", "instrs"))
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.with_instrs([*p.instrs, 7]), "instruction 7 is int 7, not an Instr"),
+    (lambda p: replace(p, instrs=None), "whose instrs is NoneType, not a tuple"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], operands=(Operand(OperandKind.OUT, 5),))]), "its operands"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], name=None)]), "its name None is not a str"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], op="add")]), "its op 'add' is not an OpKind or None"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=[("a", 1)])]), "its attrs"),
+])
+def test_a_malformed_instruction_from_a_users_pass_is_ir1_not_a_crash(make, says):
+    fault = _fault_of_pass(make)
+    assert fault.invariant == "IR-1" and says in str(fault) and fault.program is None  # nothing to draw
+
+
+def test_a_kernel_a_users_pass_typed_wrong_is_ir1_after_it():
+    from dataclasses import replace
+
+    swapped = lambda p: p.with_instrs([replace(i, op=OpKind.MATMUL) if i.op is OpKind.ADD else i for i in p.instrs])
+    fault = _fault_of_pass(swapped)
+    assert fault.invariant == "IR-1" and "matmul of" in str(fault)
