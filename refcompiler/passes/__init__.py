@@ -212,13 +212,22 @@ def _malformed(instrs: Sequence[object]) -> str:
             (isinstance(instr.operands, tuple) and all(isinstance(o, Operand) and isinstance(o.kind, OperandKind)
                                                        and isinstance(o.name, str) for o in instr.operands),
              "operands", "a tuple of Operand(OperandKind, str)"),
-            (isinstance(instr.attrs, tuple) and all(isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) for a in instr.attrs),
-             "attrs", "a tuple of (name, value) pairs"),
+            (isinstance(instr.attrs, tuple) and all(isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and _plain(a[1])
+                                                    for a in instr.attrs),
+             "attrs", "a tuple of (name, value) pairs, each value None, a bool, int, float, str or a tuple of them"),
         )
         for ok, field, want in checks:
             if not ok:
                 return f"instruction {k} ({shown(getattr(instr, 'name', None))}): its {field} {shown(getattr(instr, field))} is not {want}"
     return ""
+
+
+def _plain(value: object, depth: int = 0) -> bool:
+    """An attribute value the IR's text form can print (as the attributes of a
+    graph's nodes are: JSON scalars and lists, as tuples)."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    return type(value) is tuple and depth < 8 and all(_plain(v, depth + 1) for v in value)
 
 
 def _raise_at(program: Program, name: str, invariant: str, message: str) -> None:

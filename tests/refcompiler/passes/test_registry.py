@@ -216,6 +216,7 @@ def test_a_users_pass_may_not_change_the_module_buffers_or_the_saves():
     (lambda p: p.with_instrs([replace(p.instrs[1], name=None)]), "its name None is not a str"),
     (lambda p: p.with_instrs([replace(p.instrs[1], op="add")]), "its op 'add' is not an OpKind or None"),
     (lambda p: p.with_instrs([replace(p.instrs[1], attrs=[("a", 1)])]), "its attrs"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=(("a", object()),))]), "its attrs"),
 ])
 def test_a_malformed_instruction_from_a_users_pass_is_ir1_not_a_crash(make, says):
     fault = _fault_of_pass(make)
