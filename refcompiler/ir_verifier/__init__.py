@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from threading import Lock
 
-from refcompiler import variants
+from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Program
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
@@ -76,16 +76,31 @@ def verify_program(program: Program) -> None:
         raise found[0]
 
 
-# Programs recently found valid, with the swap table they were verified under
-# (kept alive here, so that its identity stays unique while the entry lives).
+# Programs recently found valid, with what they were verified under (``_context``:
+# kept alive here, so that its identity stays unique while the entry lives).
 _VALID: list[tuple[Program, object]] = []
 _VALID_SIZE = 8
 _LOCK = Lock()
 
 
-# The swap table a program object was found valid under, kept on the object
+# What a program object was found valid under, kept on the object
 # (``Program`` hands it on to a copy differing only in ``passes``).
 _VALID_UNDER = "_valid_under"
+
+_CONTEXT: tuple[object, int, int] = (None, 0, 0)
+
+
+def _context() -> tuple[object, int, int]:
+    """What a verdict depends on besides the program: the swap table installed
+    and the limits on allocations (``refcompiler.limits``, read from the
+    environment). One object while they stay the same, so that a verdict
+    is known again by identity."""
+    global _CONTEXT
+    swaps, elements, nbytes = variants.active(), limits.value("elements"), limits.value("bytes")
+    known = _CONTEXT
+    if known[0] is not swaps or known[1] != elements or known[2] != nbytes:
+        known = _CONTEXT = (swaps, elements, nbytes)
+    return known
 
 
 def _known_valid(program: Program, swaps: object) -> bool:
@@ -127,13 +142,13 @@ def _remember_valid(program: Program, swaps: object) -> None:
 def program_violations(program: Program) -> list[InvariantViolation]:
     """Every violation found: the walk's, in instruction order, then activations
     never deallocated, then (when offsets are set) MEM-1. A program equal to
-    one recently found valid under the same swap points is valid (no walk)."""
-    swaps = variants.active()
-    if _known_valid(program, swaps):
+    one recently found valid under the same swap points and limits is valid (no walk)."""
+    context = _context()
+    if _known_valid(program, context):
         return []
     found = _walk(program)
     if not found:
-        _remember_valid(program, swaps)
+        _remember_valid(program, context)
     return found
 
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 
 from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
 
-from refcompiler import variants
+from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_analysis import follow_views
 from refcompiler.ir_text import ir_violation
 from refcompiler.ir_verifier.rules import check_ir4, check_ir6
-from refcompiler.limits import shown
+from refcompiler.limits import MAX_RANK, shown
 from refcompiler.spec import spec_of
 from refcompiler.verifier import attr_ok
 
@@ -53,6 +53,18 @@ def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr],
             if len(table) > _SIGNATURES_KEPT:
                 table.clear()
     return known[1], known[2], known[3]
+
+
+def _type_problem(t: object) -> str:
+    """Why ``t``, an ``alloc``'s or ``view``'s type, is no tensor type the
+    memory can hold (a dtype, at most ``MAX_RANK`` whole dimensions), or empty."""
+    if not isinstance(t, TensorType) or not isinstance(t.dtype, Dtype) or type(t.shape) is not tuple:
+        return f"{shown(t)} is not a tensor type"
+    if len(t.shape) > MAX_RANK:
+        return f"{t} has rank {len(t.shape)}, more than {MAX_RANK}"
+    if not all(type(d) is int and d >= 0 for d in t.shape):
+        return f"{t} has a dimension that is not a whole number"
+    return ""
 
 
 def _typing_fault(spec: OpSpec, instr: Instr, types: tuple[TensorType, ...]) -> str:
@@ -111,6 +123,11 @@ class Walk:
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
         self.specs, self.well_formed, self.typings = _specs_under(variants.active())
+        # a pass's allocations are bounded as a file's tensors are (refcompiler.limits): each
+        # by the element limit, all together by twice the byte limit (a valid graph's results
+        # are within it, and the copies that break save cycles at most double them)
+        self.max_elements, self.max_bytes = limits.value("elements"), 2 * limits.value("bytes")
+        self.allocated_bytes = 0
 
     @functools.cached_property
     def defined_at(self) -> dict[str, int]:
@@ -197,11 +214,22 @@ class Walk:
     def alloc(self, instr: Instr) -> None:
         if not self.own_operands_ok(instr) or not self.fresh(instr.name):
             return
-        if instr.type is None:
+        t = instr.type
+        if t is None:
             self.report("IR-1", f"alloc of {instr.name} has no type", instr.name)
             return
-        self.allocated[instr.name] = self.index
-        self.types[instr.name] = instr.type
+        self.allocated[instr.name] = self.index  # even when its type is refused: its uses and dealloc are not faults too
+        problem = _type_problem(t)
+        if not problem and t.size > self.max_elements:
+            problem = f"{t} has {t.size} elements, more than the limit {self.max_elements} ({limits.LIMITS['elements'].env})"
+        if problem:
+            self.report("IR-1", f"alloc of {instr.name}: {problem}", instr.name)
+            return
+        before, self.allocated_bytes = self.allocated_bytes, self.allocated_bytes + t.nbytes
+        if self.allocated_bytes > self.max_bytes >= before:  # said at the alloc that crosses it
+            self.report("IR-1", f"alloc of {instr.name}: the program's allocations reach {self.allocated_bytes} bytes, "
+                                f"more than twice the limit {self.max_bytes // 2} ({limits.LIMITS['bytes'].env})", instr.name)
+        self.types[instr.name] = t
 
     def dealloc(self, instr: Instr) -> None:
         if not self.own_operands_ok(instr):
@@ -233,6 +261,10 @@ class Walk:
             return
         if instr.type is None:
             self.report("IR-1", f"view {instr.name} has no type", instr.name)
+            return
+        problem = _type_problem(instr.type)
+        if problem:
+            self.report("IR-1", f"view {instr.name}: {problem}", instr.name)
             return
         source_type = self.type_of(source)
         if source_type is not None and source_type.nbytes != instr.type.nbytes:

@@ -575,3 +575,21 @@ def test_a_kernel_found_well_formed_is_not_asked_again_under_the_same_swap_point
     assert "r" in first and asked == ["save"]  # the copy's types are the walk's: asked each time
     wrong = edit(p, 4, kernel("r", OpKind.RELU, ("%r",), ("v", "v")))  # relu takes one input
     assert "IR-1" in ids(wrong) and "IR-1" in ids(replace(wrong, name="again"))
+
+
+def test_ir1_allocations_are_bounded_as_a_files_tensors_are(monkeypatch):
+    """A pass that allocates more than memory holds, or a negative size, is
+    IR-1 after it, before the allocator or the interpreter sees it."""
+    from specs import Dtype, TensorType
+
+    huge = insert(clean(), 0, alloc("%h", TensorType((1 << 36,), Dtype.FLOAT32)), dealloc("%h"))
+    assert ids(huge) == ["IR-1"] and "more than the limit 16777216 (REFC_MAX_ELEMENTS)" in str(program_violations(huge)[0])
+    negative = insert(clean(), 0, alloc("%n", TensorType((-4,), Dtype.FLOAT32)), dealloc("%n"))
+    assert ids(negative) == ["IR-1"] and "has a dimension that is not a whole number" in str(program_violations(negative)[0])
+    # a view whose negative dimensions multiply to its source's size
+    odd_view = edit(clean(), 2, view("v", "%s", TensorType((-1, -4), Dtype.FLOAT32)))
+    assert "IR-1" in ids(odd_view) and "view v: float32[-1, -4] has a dimension" in str(program_violations(odd_view)[0])
+    # all together: three allocations of 16 bytes under a limit of 20 bytes (twice it: 40)
+    monkeypatch.setenv("REFC_MAX_BYTES", "20")
+    found = [str(v) for v in program_violations(clean())]
+    assert len(found) == 1 and "the program's allocations reach 48 bytes, more than twice the limit 20 (REFC_MAX_BYTES)" in found[0]
