@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 from specs import OpKind, TensorType
 
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
-from refcompiler.ir import Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir import Buffer, Instr, Opcode, Operand, OperandKind, Program
 from refcompiler.ir_verifier import program_violations
 from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
@@ -183,18 +183,24 @@ def _kept_interface(before: Program, after: Program, name: str) -> Program:
         _raise_at(after, name, "IR-1", f"the pass returned a malformed instruction: {bad}")
     if type(after.instrs) is not tuple:
         after = replace(after, instrs=tuple(after.instrs))
-    if type(after.buffers) is not tuple and tuple(after.buffers) == before.buffers:
-        after = replace(after, buffers=before.buffers)
-    if type(after.saves) is not tuple and tuple(after.saves) == before.saves:
-        after = replace(after, saves=before.saves)
-    if tuple(after.buffers) != before.buffers:
+    if not _equal(tuple(after.buffers), before.buffers):
         old = before.buffer_by_name
-        new = {getattr(b, "name", repr(b)): b for b in after.buffers}
-        changed = sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n)) or sorted(old)
+        new = {b.name if isinstance(b, Buffer) else repr(b): b for b in after.buffers}
+        changed = sorted(n for n in old.keys() | new.keys() if not _equal(old.get(n), new.get(n))) or sorted(old)
         _raise_at(after, name, "IR-1", f"the pass changed module buffer(s) {', '.join(map(shown, changed[:5]))}: the module buffers are the graph's storage, which no pass may change")
-    if tuple(after.saves) != tuple(before.saves):
+    if not _equal(tuple(after.saves), before.saves):
         _raise_at(after, name, "IR-4", "the pass changed the program's saves: they record the graph's saves (who may write each placeholder), which no pass may change")
+    if type(after.buffers) is not tuple or type(after.saves) is not tuple:  # lists equal to the graph's: its tuples again
+        after = replace(after, buffers=before.buffers, saves=before.saves)
     return after
+
+
+def _equal(a: object, b: object) -> bool:
+    """``a == b`` for values a user's pass returned, whose ``==`` may raise."""
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 def _malformed(instrs: Sequence[object]) -> str:
