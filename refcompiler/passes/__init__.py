@@ -175,14 +175,12 @@ def _kept_interface(before: Program, after: Program, name: str) -> Program:
     changed the module buffers, IR-4 if it changed the saves: both are the
     graph's (its storage; who may write each placeholder), which the verifier
     after the pass checks the instructions against, so no pass may change them."""
-    for field in ("instrs", "buffers", "saves"):
-        if not isinstance(getattr(after, field), (tuple, list)):
-            _raise_at(after, name, "IR-1", f"the pass returned a program whose {field} is {type(getattr(after, field)).__name__}, not a tuple")
-    bad = _malformed(after.instrs)
+    bad = _malformed_program(after)
     if bad:
-        _raise_at(after, name, "IR-1", f"the pass returned a malformed instruction: {bad}")
-    if type(after.instrs) is not tuple:
-        after = replace(after, instrs=tuple(after.instrs))
+        _raise_at(after, name, "IR-1", f"the pass returned a program whose {bad}")
+    if type(after.instrs) is not tuple or type(after.schedule) is not tuple or type(after.offsets) is not tuple or \
+            not all(type(o) is tuple for o in after.offsets):
+        after = replace(after, instrs=tuple(after.instrs), schedule=tuple(after.schedule), offsets=tuple(tuple(o) for o in after.offsets))
     if not _equal(tuple(after.buffers), before.buffers):
         old = before.buffer_by_name
         new = {b.name if isinstance(b, Buffer) else repr(b): b for b in after.buffers}
@@ -201,6 +199,28 @@ def _equal(a: object, b: object) -> bool:
         return bool(a == b)
     except Exception:
         return False
+
+
+def _malformed_program(program: Program) -> str:
+    """What in a program a user's pass returned is of no type the IR holds
+    (``_malformed`` for its instructions), or empty."""
+    for field in ("instrs", "buffers", "saves", "schedule", "offsets"):
+        if not isinstance(getattr(program, field), (tuple, list)):
+            return f"{field} is {type(getattr(program, field)).__name__}, not a tuple"
+    bad = _malformed(program.instrs)
+    if bad:
+        return bad
+    fields = (
+        (isinstance(program.name, str), "name", "a str"),
+        (all(isinstance(n, str) for n in program.schedule), "schedule", "a tuple of node names"),
+        (all(isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str) and type(o[1]) is int for o in program.offsets),
+         "offsets", "a tuple of (activation, byte offset) pairs"),
+        (program.peak_bytes is None or type(program.peak_bytes) is int, "peak_bytes", "None or a whole number"),
+    )
+    for ok, field, want in fields:
+        if not ok:
+            return f"{field} {shown(getattr(program, field))} is not {want}"
+    return ""
 
 
 def _malformed(instrs: Sequence[object]) -> str:
@@ -224,7 +244,7 @@ def _malformed(instrs: Sequence[object]) -> str:
         )
         for ok, field, want in checks:
             if not ok:
-                return f"instruction {k} ({shown(getattr(instr, 'name', None))}): its {field} {shown(getattr(instr, field))} is not {want}"
+                return f"instruction {k} ({shown(getattr(instr, 'name', None))}) has {field} {shown(getattr(instr, field))}, not {want}"
     return ""
 
 
@@ -238,7 +258,7 @@ def _plain(value: object, depth: int = 0) -> bool:
 
 def _raise_at(program: Program, name: str, invariant: str, message: str) -> None:
     fault = InvariantViolation(invariant, message, stage=f"after pass {name}")
-    if all(type(getattr(program, f)) is tuple for f in ("instrs", "buffers", "saves")) and not _malformed(program.instrs):
+    if not _malformed_program(program) and all(type(getattr(program, f)) is tuple for f in ("instrs", "buffers", "saves", "schedule", "offsets")):
         fault.program = program  # a program that can be drawn
     raise fault
 

@@ -205,18 +205,23 @@ def test_a_users_pass_may_not_change_the_module_buffers_or_the_saves():
     fault = _fault_of_pass(lambda p: replace(p, saves=p.saves + (Save("r", "A", "r"),)))
     assert fault.invariant == "IR-4" and "changed the program's saves" in str(fault)
     # the same buffers and saves as lists, and the instructions as a list, are the IR's tuples again
-    out = run_pipeline(sample(), [("lists", lambda p: replace(p, buffers=list(p.buffers), saves=list(p.saves), instrs=list(p.instrs)))])
-    assert out == sample() and all(type(getattr(out, f)) is tuple for f in ("buffers", "saves", "instrs"))
+    out = run_pipeline(sample(), [("lists", lambda p: replace(p, buffers=list(p.buffers), saves=list(p.saves), instrs=list(p.instrs),
+                                                          schedule=list(p.schedule)))])
+    assert out == sample() and all(type(getattr(out, f)) is tuple for f in ("buffers", "saves", "instrs", "schedule"))
 
 
 @pytest.mark.parametrize("make, says", [
     (lambda p: p.with_instrs([*p.instrs, 7]), "instruction 7 is int 7, not an Instr"),
     (lambda p: replace(p, instrs=None), "whose instrs is NoneType, not a tuple"),
-    (lambda p: p.with_instrs([replace(p.instrs[1], operands=(Operand(OperandKind.OUT, 5),))]), "its operands"),
-    (lambda p: p.with_instrs([replace(p.instrs[1], name=None)]), "its name None is not a str"),
-    (lambda p: p.with_instrs([replace(p.instrs[1], op="add")]), "its op 'add' is not an OpKind or None"),
-    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=[("a", 1)])]), "its attrs"),
-    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=(("a", object()),))]), "its attrs"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], operands=(Operand(OperandKind.OUT, 5),))]), "has operands"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], name=None)]), "has name None, not a str"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], op="add")]), "has op 'add', not an OpKind or None"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=[("a", 1)])]), "has attrs"),
+    (lambda p: p.with_instrs([replace(p.instrs[1], attrs=(("a", object()),))]), "has attrs"),
+    (lambda p: replace(p, name=5), "whose name 5 is not a str"),
+    (lambda p: replace(p, schedule=(1,)), "whose schedule (1,) is not a tuple of node names"),
+    (lambda p: replace(p, offsets=[["%a", "x"]]), "whose offsets"),
+    (lambda p: replace(p, peak_bytes="x"), "whose peak_bytes 'x' is not None or a whole number"),
 ])
 def test_a_malformed_instruction_from_a_users_pass_is_ir1_not_a_crash(make, says):
     fault = _fault_of_pass(make)
