@@ -57,13 +57,14 @@ def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr],
 
 def _type_problem(t: object) -> str:
     """Why ``t``, an ``alloc``'s or ``view``'s type, is no tensor type the
-    memory can hold (a dtype, at most ``MAX_RANK`` whole dimensions), or empty."""
+    memory can hold (a dtype, at most ``MAX_RANK`` dimensions of at least 1, as a
+    graph's tensors have), or empty."""
     if not isinstance(t, TensorType) or not isinstance(t.dtype, Dtype) or type(t.shape) is not tuple:
         return f"{shown(t)} is not a tensor type"
     if len(t.shape) > MAX_RANK:
         return f"{t} has rank {len(t.shape)}, more than {MAX_RANK}"
-    if not all(type(d) is int and d >= 0 for d in t.shape):
-        return f"{t} has a dimension that is not a whole number"
+    if not all(type(d) is int and d >= 1 for d in t.shape):
+        return f"{t} has a dimension that is not a whole number of at least 1 (as in a graph)"
     return ""
 
 

@@ -586,6 +586,8 @@ def test_ir1_allocations_are_bounded_as_a_files_tensors_are(monkeypatch):
     assert ids(huge) == ["IR-1"] and "more than the limit 16777216 (REFC_MAX_ELEMENTS)" in str(program_violations(huge)[0])
     negative = insert(clean(), 0, alloc("%n", TensorType((-4,), Dtype.FLOAT32)), dealloc("%n"))
     assert ids(negative) == ["IR-1"] and "has a dimension that is not a whole number" in str(program_violations(negative)[0])
+    empty = insert(clean(), 0, alloc("%z", TensorType((0, 3), Dtype.FLOAT32)), dealloc("%z"))
+    assert ids(empty) == ["IR-1"] and "of at least 1 (as in a graph)" in str(program_violations(empty)[0])
     # a view whose negative dimensions multiply to its source's size
     odd_view = edit(clean(), 2, view("v", "%s", TensorType((-1, -4), Dtype.FLOAT32)))
     assert "IR-1" in ids(odd_view) and "view v: float32[-1, -4] has a dimension" in str(program_violations(odd_view)[0])
