@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.graph import Graph
@@ -31,6 +31,9 @@ from refcompiler.schedulers import SCHEDULERS
 from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
+
+if TYPE_CHECKING:
+    from fuzz.oracle.finding import Finding
 
 __all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "plugin_problem", "order_problem", "judge", "exit_code"]
 
@@ -171,9 +174,20 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
     finding = check_case(case).finding
     if finding is not None:
         on = f" on target {case.target.spec}" if case.target is not None else ""
-        return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}")
+        return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}{_unlike_recorded(case, finding)}")
     if case.mutant is None:
         return Outcome(Verdict.OK, str(case.expect))
-    if check_case(case, mutant=case.mutant).finding is None:
+    killed = check_case(case, mutant=case.mutant).finding
+    if killed is None:
         return Outcome(Verdict.REGRESSED, f"{case.expect}, but no longer kills its mutant {case.mutant}")
-    return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}")
+    return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}{_unlike_recorded(case, killed, now=True)}")
+
+
+def _unlike_recorded(case: Case, finding: Finding, *, now: bool = False) -> str:
+    """`` (recorded as S)`` when the case records a finding (``Case.finding``)
+    whose signature ``S`` is not ``finding``'s: the bug shows another way than
+    when the case was found (a fix of part of it, a checker that now sees it
+    sooner); empty otherwise. ``now``: name ``finding``'s signature too."""
+    if case.finding is None or case.finding.signature == str(finding.signature):
+        return ""
+    return f" ({f'now as {finding.signature}, ' if now else ''}recorded as {case.finding.signature})"

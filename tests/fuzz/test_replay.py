@@ -123,3 +123,19 @@ def test_an_allowed_plugin_that_cannot_be_loaded_is_needs_plugin_not_regressed(f
         out = judge(case, mutant=mutant)
         assert out.verdict is Verdict.NEEDS_PLUGIN and out.detail.startswith("needs plug-in "), out
         assert "PYTHONPATH" in out.detail
+
+
+def test_a_case_that_fails_otherwise_than_it_recorded_says_how_it_was_recorded():
+    from fuzz.case import FindingRecord
+
+    case = load_case(MUTANT_CASE)
+    now = judge(case).detail
+    assert "recorded as" not in now  # no record: nothing to compare
+    same = replace(case, finding=FindingRecord("IR-5 at compile by lowering"))
+    assert judge(same).detail == now
+    other = replace(case, finding=FindingRecord("SEM-1 at differential by lowering"))
+    out = judge(other)
+    assert out.verdict is Verdict.OK and out.detail == f"{now} (now as IR-5 at compile by lowering, recorded as SEM-1 at differential by lowering)"
+    # an expectation that fails: the finding, then how it was recorded
+    regressed = judge(replace(_case(expect={"reject": "OWN-4"}), finding=FindingRecord("G-1 at verify")))
+    assert regressed.verdict is Verdict.REGRESSED and regressed.detail.endswith("(recorded as G-1 at verify)")
