@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,13 +29,15 @@ from refcompiler.pictures.render import DOT_SECONDS, INSTALL_HINT, PictureFormat
 if TYPE_CHECKING:
     from refcompiler.pictures.report import FindingView
 
-__all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES", "PICTURE_SECONDS"]
+__all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES", "PICTURE_SECONDS", "MAX_CASE_BYTES", "MAX_SHOWN_CASE_BYTES"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/"
 MAX_FILE_BYTES = 8 << 20  # a summary or a case larger than this is not one refc wrote
 MAX_FINDINGS = 200  # findings shown on one page
 MAX_PICTURE_NODES = 300  # a bigger case is listed without a picture (layout time)
 PICTURE_SECONDS = 120.0  # layout time for one page's pictures in all (200 layouts of up to 60 s each were hours)
+MAX_CASE_BYTES = 32 << 20  # case files read for one page in all (200 of 8 MiB were minutes of parsing and a 1.6 GB page)
+MAX_SHOWN_CASE_BYTES = 1 << 20  # a larger case is named on the page, not copied into it
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     notes = [] if have_dot() else [f"no pictures: Graphviz's dot program is not installed ({INSTALL_HINT})"]
     if len(entries) > MAX_FINDINGS:
         notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")
-    deadline = time.monotonic() + PICTURE_SECONDS
-    findings = [finding_view(out, e, summary.get("mutant"), deadline) for e in entries[:MAX_FINDINGS]]
+    budget = Budget(time.monotonic() + PICTURE_SECONDS, MAX_CASE_BYTES)
+    findings = [finding_view(out, e, summary.get("mutant"), budget) for e in entries[:MAX_FINDINGS]]
     found_at = [float(e["seconds_to_find"]) for e in entries if isinstance(e.get("seconds_to_find"), (int, float))]
     page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
     target = Path(args.output) if args.output is not None else out / "report.html"
@@ -102,10 +105,21 @@ def _case_path(out: Path, entry: dict[str, Any]) -> Path | None:
     return path if path.is_relative_to(out.resolve()) else None
 
 
-def finding_view(out: Path, entry: dict[str, Any], mutant: Any, deadline: float) -> FindingView:
+@dataclass
+class Budget:
+    """What one page may still spend: layout until ``deadline``
+    (``time.monotonic``), and ``case_bytes`` of case files to read."""
+
+    deadline: float
+    case_bytes: int
+
+
+def finding_view(out: Path, entry: dict[str, Any], mutant: Any, budget: Budget) -> FindingView:
     """What the page shows of one summary entry; a missing or malformed case
-    gives a view that says so. Its picture is laid out only before ``deadline``
-    (``time.monotonic``); one that cannot be drawn is noted beside the case."""
+    gives a view that says so. Its case is read only within the page's
+    ``budget`` of bytes, and shown only when it is small; its picture is laid
+    out only before the budget's deadline; one that cannot be drawn is noted
+    beside the case."""
     from refcompiler.graph_json import load_graph
     from refcompiler.pictures.report import FindingView
 
@@ -125,11 +139,18 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any, deadline: float)
     replay = shlex.join(words)
     try:
         _bounded(path)
+        size = path.stat().st_size if path.is_file() else 0
+        if size > budget.case_bytes:
+            return FindingView(title, explanation, tuple(facts), replay, "", None,
+                               f"the case {path} is not read: the page's {MAX_CASE_BYTES >> 20} MiB of case files are spent")
+        budget.case_bytes -= size
         case_text = path.read_text(encoding="utf-8")
         graph = load_graph(path)
         # a case naming the user's scheduler, pipeline or target replays only with its module allowed
         replay = shlex.join(words + allow_flags(path))
-        picture, note = _picture(graph, str(path), deadline)
+        picture, note = _picture(graph, str(path), budget.deadline)
+        if len(case_text) > MAX_SHOWN_CASE_BYTES:
+            case_text = f"(the case, {size} bytes, is not copied into the page: it is {path})"
     except (OSError, UnicodeDecodeError) as e:
         return FindingView(title, explanation, tuple(facts), replay, "", None, f"cannot read the case {path}: {e}")
     except RefCompilerError as e:

@@ -173,3 +173,18 @@ def test_a_layout_dot_cannot_finish_is_noted_beside_its_case(capsys, out_dir, mo
     html = (out_dir / "report.html").read_text()
     assert html.count("no picture: Graphviz&#x27;s dot took longer than 60 s") + html.count("no picture: Graphviz's dot took longer than 60 s") == 2
     assert html.count('<code class="replay">') == 2 and "&quot;expect&quot;" in html
+
+
+def test_case_files_are_read_within_the_pages_budget_and_a_large_one_is_not_copied(capsys, out_dir, monkeypatch):
+    """A campaign directory is data: 200 case files of 8 MiB were minutes of
+    parsing and a 1.6 GB page."""
+    from refc.cli import report
+
+    cases = sorted((out_dir / "cases").glob("*.json"))
+    first = cases[0].stat().st_size
+    monkeypatch.setattr(report, "MAX_SHOWN_CASE_BYTES", 10)
+    monkeypatch.setattr(report, "MAX_CASE_BYTES", first + 1)  # the first case only
+    assert refc(capsys, "report", out_dir)[0] == 0
+    html = (out_dir / "report.html").read_text()
+    assert html.count("is not copied into the page") == 1 and "&quot;expect&quot;" not in html
+    assert html.count("of case files are spent") == 1 and html.count('<code class="replay">') == 2
