@@ -10,7 +10,9 @@ violation after a pass, MEM-1); 2 bad usage or a malformed graph.
 instructions and the values they read and write,
 ``refcompiler.pictures.program_dot``), or with ``--format svg --picture arena``
 the arena timeline (``refcompiler.pictures.arena_svg``). ``-o FILE`` writes
-the output to a file. When a pass's IR breaks an invariant (or allocation
+the output to a file. ``--print-after PASS`` (repeatable; ``lowering`` for the
+lowered program) and ``--print-after-all`` print the IR to stderr as each
+stage left it, before it is verified. When a pass's IR breaks an invariant (or allocation
 breaks MEM-1), a picture asked for is of that faulty program, the faulty
 instruction drawn red beside what is wrong, and the exit code is still 1.
 
@@ -26,6 +28,7 @@ graph's nodes or breaks a dependency is exit 2 naming the nodes (SCH-1).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -48,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_mutant_argument(p)
     add_picture_arguments(p, text_help="the IR's text form")
     p.add_argument("--picture", choices=PICTURES, default="ir", help="what --format draws: ir (default), or arena: the arena timeline (SVG)")
+    p.add_argument("--print-after", action="append", default=[], metavar="PASS",
+                   help="print the IR to stderr as lowering ('lowering') or pass PASS left it, before it is verified; repeatable")
+    p.add_argument("--print-after-all", action="store_true", help="print the IR to stderr after lowering and after every pass")
     p.set_defaults(func=run)
 
 
@@ -60,12 +66,16 @@ def run(args: argparse.Namespace) -> int:
     form = picture_format(args)
     if args.picture == "arena" and form is not PictureFormat.SVG:
         raise UsageError("--picture arena is drawn as SVG: add --format svg")
+    printer = _Printer(set(args.print_after), args.print_after_all)
     try:
-        compiled = compile_from_args(graph, args, settings)
+        with printer.watching():
+            compiled = compile_from_args(graph, args, settings)
     except InvariantViolation as e:
         if form is not None and isinstance(e.program, Program):
             _draw_fault(args, e.program, e)
         raise in_file(args.graph, e) from None
+    finally:
+        printer.unmatched()
     if args.picture == "arena":
         from refcompiler.pictures import arena_svg
 
@@ -79,6 +89,50 @@ def run(args: argparse.Namespace) -> int:
 
         emit_dot(args, program_dot(compiled.program))
     return 0
+
+
+class _Printer:
+    """``--print-after`` / ``--print-after-all``: the IR text of each program
+    the pipeline makes, on stderr, as it came out of lowering or a pass (a
+    pass that returned its input is said to have changed nothing)."""
+
+    def __init__(self, stages: set[str], every: bool):
+        self.stages, self.every = stages, every
+        self.seen: list[str] = []
+        self.last: object = None
+
+    def watching(self) -> contextlib.AbstractContextManager[None]:
+        if not (self.stages or self.every):
+            return contextlib.nullcontext()
+        from refcompiler.passes import watching
+
+        return watching(self.show)
+
+    def show(self, stage: str, program: "Program") -> None:
+        self.seen.append(stage)
+        if self.every or stage in self.stages:
+            head = "; IR after lowering" if stage == "lowering" else f"; IR after pass {stage}"
+            print(head + (": unchanged" if program is self.last else ""), file=sys.stderr)
+            if program is not self.last:
+                print(_text(program), file=sys.stderr, end="")
+        self.last = program
+
+    def unmatched(self) -> None:
+        """Say which ``--print-after`` names no stage that ran."""
+        missing = sorted(self.stages - set(self.seen))
+        if missing:
+            ran = ", ".join(["lowering", *(s for s in self.seen if s != "lowering")]) if self.seen else "none"
+            print(f"refc compile: --print-after {', '.join(missing)}: no such stage ran (stages: {ran})", file=sys.stderr)
+
+
+def _text(program: "Program") -> str:
+    """The IR text form of a program a pass returned, whatever it holds."""
+    from refcompiler.ir_text import print_program
+
+    try:
+        return print_program(program)
+    except Exception as e:  # a user's pass may return what the text form cannot print: the verifier says what
+        return f"; (this program cannot be printed: {type(e).__name__}: {e})\n"
 
 
 def _draw_fault(args: argparse.Namespace, program: "Program", fault: InvariantViolation) -> None:

@@ -15,10 +15,11 @@ functions.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from specs import OpKind, TensorType
 
@@ -28,7 +29,7 @@ from refcompiler.ir_verifier import program_violations
 from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
 
-__all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline"]
+__all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline", "watching"]
 
 Pass = Callable[[Program], Program]
 
@@ -161,6 +162,30 @@ def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]
     return _from_object(spec, repr(spec))
 
 
+# Callbacks shown each program ``run_pipeline`` makes (``watching``); none in a campaign.
+_WATCHERS: list[Callable[[str, Program], None]] = []
+
+
+@contextlib.contextmanager
+def watching(callback: Callable[[str, Program], None]) -> Iterator[None]:
+    """Within the block, ``callback(stage, program)`` is called with the
+    program as lowered (``stage`` "lowering") and as each pass returned it
+    (the pass's name), before it is verified: ``refc compile
+    --print-after``. A program a compilation finds remembered (the same
+    order under the same passes, with the same ``prepare``) is not shown
+    again."""
+    _WATCHERS.append(callback)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(callback)
+
+
+def _show(stage: str, program: Program) -> None:
+    for callback in list(_WATCHERS):
+        callback(stage, program)
+
+
 def _verified(program: Program, stage: str) -> None:
     found = program_violations(program)
     if found:
@@ -281,6 +306,8 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
     return their input's: so the names of a run of them are recorded once, in
     one copy after the last (or before a user's pass, which sees them all),
     not in a copy of the program after each."""
+    if _WATCHERS:
+        _show("lowering", program)
     _verified(program, "after lowering")
     unrecorded: tuple[str, ...] = ()  # built-in passes run since ``program.passes`` was last brought up to date
     for name, run in passes:
@@ -290,6 +317,8 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
         result = _apply(name, run, program)
         if not isinstance(result, Program):
             raise ExecutionError(f"pass {name} returned {type(result).__name__}, not a Program", component=name)
+        if _WATCHERS:
+            _show(name, result)
         if not trusted:
             result = _kept_interface(program, result, name)
         if trusted and type(result) is Program:

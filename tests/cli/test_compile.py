@@ -156,3 +156,35 @@ def test_an_arena_picture_of_an_allocation_that_breaks_mem1(capsys, tmp_path: Pa
                           "--format", "svg", "--picture", "arena", "-o", out_file)
     assert code == 1 and "drawing the IR instead of the arena" in err and "IR-1" in err
     assert "free_early" in out_file.read_text() and "instruction index" not in out_file.read_text()
+
+
+def test_print_after_shows_the_ir_each_stage_left_on_stderr(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from refcompiler.passes import PIPELINES
+
+    path = ROOT / "examples" / "sgd_momentum.json"
+    _, plain, _ = refc(capsys, "compile", path, "--pipeline", "O2")
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "O2", "--print-after-all")
+    assert code == 0 and out == plain  # stdout: the compiled program as before
+    heads = [line for line in err.splitlines() if line.startswith("; IR after")]
+    assert [h.split(":")[0] for h in heads] == ["; IR after lowering", *(f"; IR after pass {p}" for p in PIPELINES["O2"])]
+    # each printed program is the text form of what that stage returned
+    lowered = err.split("; IR after lowering\n")[1].split("; IR after pass")[0]
+    assert parse_program(lowered).instrs and "share" not in lowered
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "O2", "--print-after", "share_buffers", "--print-after", "nope")
+    assert code == 0 and [l for l in err.splitlines() if l.startswith("; IR")] == ["; IR after pass share_buffers"]
+    assert "--print-after nope: no such stage ran (stages: lowering, dead_store_elimination," in err
+    # a user's pass that breaks the IR: what it returned, then the violation
+    (tmp_path / "h_free_early.py").write_text(FREE_EARLY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early",
+                          "--print-after", "free_early")
+    assert code == 1 and err.index("; IR after pass free_early\n") < err.index("after pass free_early: IR-1")
+
+
+def test_print_after_of_a_program_the_text_form_cannot_hold(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "h_junk.py").write_text("def junk(program):\n    return program.with_instrs([*program.instrs, 7])\nPIPELINE = [junk]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = refc(capsys, "compile", ROOT / "examples" / "sgd_momentum.json", "--pipeline", "h_junk:PIPELINE",
+                          "--allow-plugin", "h_junk", "--print-after-all")
+    assert code == 1 and "; IR after pass junk\n; (this program cannot be printed: " in err
+    assert "after pass junk: IR-1: the pass returned a program whose instruction " in err
