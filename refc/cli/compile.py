@@ -121,8 +121,7 @@ class _Printer:
         """Say which ``--print-after`` names no stage that ran."""
         missing = sorted(self.stages - set(self.seen))
         if missing:
-            ran = ", ".join(["lowering", *(s for s in self.seen if s != "lowering")]) if self.seen else "none"
-            print(f"refc compile: --print-after {', '.join(missing)}: no such stage ran (stages: {ran})", file=sys.stderr)
+            print(f"refc compile: --print-after {', '.join(missing)}: no such stage ran (stages: {', '.join(self.seen) or 'none'})", file=sys.stderr)
 
 
 def _text(program: "Program") -> str:
@@ -144,19 +143,17 @@ def _draw_fault(args: argparse.Namespace, program: "Program", fault: InvariantVi
     from refcompiler.errors import RefCompilerError
     from refcompiler.pictures import arena_svg, program_dot
 
+    arena = args.picture == "arena" and bool(program.offsets)
     try:
-        if args.picture == "arena" and program.offsets:
-            picture = arena_svg(program, fault)
-        else:
-            picture = program_dot(program, fault)
+        picture = arena_svg(program, fault) if arena else program_dot(program, fault)
     except RefCompilerError:
         raise
     except Exception as e:  # a user's pass made this program, however odd: the fault is still reported
         print(f"refc compile: cannot draw the faulty program ({type(e).__name__}: {e})", file=sys.stderr)
         return
-    if args.picture == "arena" and not program.offsets:
+    if args.picture == "arena" and not arena:
         print("refc compile: the fault was found before allocation: drawing the IR instead of the arena", file=sys.stderr)
-    if args.picture == "arena" and program.offsets:
+    if arena:
         emit(args, picture)
     else:
         emit_dot(args, picture)
