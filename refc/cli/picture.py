@@ -143,8 +143,10 @@ def _recorded_finding(graph: Graph, path: str) -> tuple[list[str], str] | None:
     record = finding_from_doc(dict(graph.meta).get("finding"), path)
     if record is None:
         return None
-    at = "" if record.instruction is None else f" (IR instruction {record.instruction})"
-    return list(record.nodes), f"found: {record.signature}{at}: {record.explanation}"
+    text = f"found: {record.signature}: {record.explanation}"
+    if record.instruction is not None:  # a fault in the compiled program: say how to draw it
+        text += f" (IR instruction {record.instruction}: {shlex.join(['refc', 'compile', path, '--format', 'svg', *allow_flags(path)])})"
+    return list(record.nodes), text
 
 
 def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:

@@ -185,7 +185,7 @@ MAX_NOTE = 400  # characters of a recorded finding's text drawn (a case file's t
 
 def _note(dot: Dot, graph: Graph, ids: GraphIds, note: str, text: str, names: Sequence[str]) -> None:
     """A red note saying ``text``, tied to the nodes and storage of ``names`` in ``graph``."""
-    dot.vertex(note, {**Style.NOTE, "label": textwrap.fill(text, 48)})
+    dot.vertex(note, {**Style.NOTE, "label": textwrap.fill(text, 48, break_long_words=False, break_on_hyphens=False)})  # a path or command whole
     for name in dict.fromkeys(names):
         if name in graph.node_by_name:
             dot.edge(note, ids.node(name), Style.NOTE_EDGE)

@@ -228,7 +228,7 @@ def test_show_of_a_case_draws_the_finding_it_records_red(capsys, tmp_path):
     assert (code, err) == (0, "")
     pic = read(out)
     note = pic.vertices["graph/finding"]["label"].replace("\n", " ")
-    assert "found: SEM-1 at differential by share_buffers (IR instruction 3): p3 differs\\x1b[2J" in note
+    assert f"found: SEM-1 at differential by share_buffers: p3 differs\\x1b[2J (IR instruction 3: refc compile {path} --format svg)" in note
     assert pic.vertices["graph/node:save7"].get("color") == ERROR and pic.vertices["graph/node:save6"].get("color") != ERROR
     assert [d for s, d, _ in pic.edges if s == "graph/finding"] == ["graph/node:save7"]  # a name the graph lacks is not drawn
     # a graph without a schedule too; and a malformed record is exit 2 naming the field
