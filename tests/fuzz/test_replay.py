@@ -139,3 +139,6 @@ def test_a_case_that_fails_otherwise_than_it_recorded_says_how_it_was_recorded()
     # an expectation that fails: the finding, then how it was recorded
     regressed = judge(replace(_case(expect={"reject": "OWN-4"}), finding=FindingRecord("G-1 at verify")))
     assert regressed.verdict is Verdict.REGRESSED and regressed.detail.endswith("(recorded as G-1 at verify)")
+    # a file's text: escaped and cut short
+    hostile = judge(replace(case, finding=FindingRecord("\x1b[2J" + "x" * 500))).detail
+    assert "\x1b" not in hostile and "\\x1b[2J" in hostile and hostile.endswith("...)") and len(hostile) < 400
