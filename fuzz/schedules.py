@@ -145,7 +145,7 @@ def _seeds_by_order(spec: str, seeds: list[int], probe: int | None, graph: Graph
             if calls == probe and len(first) == 1:
                 break  # one order from every seed so far: the seed does not matter here
             try:
-                key = order_names(run(graph, deps, s))
+                key = order_names(run(graph, deps, s), len(graph.nodes))
             except RefCompilerError:  # the user's error, reported when compiled; a CaseTimeout passes
                 return [s] + rejected + list(first.values())[: PLUGIN_SEEDS - 1 - len(rejected)]
             except CaseTimeout as e:  # the campaign's limit, in this call: the case replays it with this seed

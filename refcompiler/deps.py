@@ -15,6 +15,7 @@ the value it saves, which changes no result.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Sequence
 
@@ -25,6 +26,7 @@ from specs import OpKind
 from refcompiler.effects import is_self_save, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
+from refcompiler.limits import printable
 from refcompiler.variants import swappable
 
 __all__ = ["memory_edges", "dependency_graph", "check_schedule", "deps_edges", "is_legal", "break_save_cycles"]
@@ -81,10 +83,10 @@ def check_schedule(
     names = [n.name for n in graph.nodes]
     unique = set(schedule)
     if len(schedule) != len(names) or len(unique) != len(schedule) or unique != set(names):
-        missing = sorted(set(names) - set(schedule))
-        extra = sorted(set(schedule) - set(names))
-        twice = sorted({n for n in schedule if list(schedule).count(n) > 1})
-        parts = [f"{what}: {', '.join(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
+        missing = sorted(set(names) - unique)
+        extra = sorted(unique - set(names))
+        twice = sorted(n for n, k in Counter(schedule).items() if k > 1)
+        parts = [f"{what}: {_listed(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
         raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
     deps = dependency_graph(graph) if deps is None else deps
     position = {n: i for i, n in enumerate(schedule)}
@@ -101,6 +103,17 @@ def check_schedule(
                     f"violating the {why} {pred} -> {name}",
                     names=(pred, name),
                 )
+
+
+NAMES_LISTED = 10  # names a message lists (a user's scheduler may return millions)
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Node names for a one-line message: the first ``NAMES_LISTED``, each
+    escaped (a user's scheduler may return any string), and how many more."""
+    shown_names = ", ".join(printable(n) if len(n) <= 128 else printable(n[:125]) + "..." for n in names[:NAMES_LISTED])
+    more = len(names) - NAMES_LISTED
+    return shown_names + (f" and {more} more" if more > 0 else "")
 
 
 def deps_edges(deps: nx.DiGraph) -> tuple[tuple[str, str], ...]:

@@ -169,7 +169,7 @@ def _compile(
     elif prepared.graph is not graph:
         raise UsageError("compile_graph: prepared was made from another graph")
     if schedule is None:
-        order = order_names(_scheduled_order(prepared, scheduler, seed))
+        order = order_names(_scheduled_order(prepared, scheduler, seed), len(prepared.scheduled.nodes))
     else:
         order = fit_schedule(graph, prepared.scheduled, order_names(schedule))
     return _compile_order(prepared, order, pipeline)
@@ -183,7 +183,7 @@ def scheduler_order(prepared: Prepared, scheduler: str | Scheduler = "topo", see
     ``compile_graph`` without ``schedule``, for a caller that compiles one
     scheduler's answer under several pipelines."""
     with collector_paused():
-        return order_names(_scheduled_order(prepared, scheduler, seed))
+        return order_names(_scheduled_order(prepared, scheduler, seed), len(prepared.scheduled.nodes))
 
 
 def compile_order(prepared: Prepared, order: Sequence[str], *, pipeline: str | Sequence = "O0") -> Compiled:

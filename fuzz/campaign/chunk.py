@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
@@ -35,14 +35,17 @@ from fuzz.oracle import Bug, Finding, Signature
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
-__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "run_chunk"]
+__all__ = ["Chunk", "ChunkInterrupted", "ChunkResult", "ChunkState", "continuation", "run_chunk"]
 
 
 @dataclass(frozen=True)
 class Chunk:
     """One unit of work for a worker. ``known``: signatures already found (a
     failure with one of them is counted but not shrunk again). ``deadline``:
-    wall-clock time (``time.time()``) to stop at, only in budget mode."""
+    wall-clock time (``time.time()``) to stop at, only in budget mode.
+    ``first``: the index of its first case among its seed's; ``part``: 0, or
+    which continuation of chunk ``index`` it is (the cases a chunk that
+    stopped at a failure left unchecked, ``continuation``)."""
 
     index: int
     seed: int
@@ -50,6 +53,22 @@ class Chunk:
     config: CampaignConfig
     known: frozenset[Signature] = frozenset()
     deadline: float | None = None
+    first: int = 0
+    part: int = 0
+
+
+def continuation(chunk: Chunk, result: "ChunkResult") -> Chunk | None:
+    """The rest of ``chunk`` after ``result``: a chunk ends at its first new
+    failure, and in a campaign bounded by a case count (no deadline) the cases
+    it left unchecked are checked by this chunk, which knows what it found
+    (counted, not shrunk again); ``None`` when none are left. A function of
+    the chunk and its result only: the campaign is the same whichever
+    chunks end first."""
+    left = chunk.cases - result.cases
+    if left <= 0 or not result.found or chunk.deadline is not None:
+        return None
+    return replace(chunk, first=chunk.first + result.cases, cases=left, part=chunk.part + 1,
+                   known=chunk.known | {f.signature for f in result.found})
 
 
 @dataclass(frozen=True)
@@ -63,6 +82,7 @@ class ChunkResult:
     seconds: float
     refused: tuple[tuple[str, int], ...] = ()  # an external target's refusals: (reason, graphs)
     seconds_by_stage: tuple[tuple[str, float], ...] = ()  # where the chunk's time went (``ChunkState.seconds``)
+    part: int = 0  # the chunk's ``Chunk.part``
 
 
 @dataclass
@@ -249,12 +269,12 @@ class _ChunkRun:
     def _result(self, start: float, found: tuple[Failure, ...]) -> ChunkResult:
         s = self.state
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
-                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())))
+                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())), self.task.part)
 
     def generate(self) -> None:
         """Check the chunk's cases in order until the first new failure, which
         Hypothesis then shrinks (``shrink``), or the deadline."""
-        for k in range(self.task.cases):
+        for k in range(self.task.first, self.task.first + self.task.cases):
             case, choices = random_case(self.config, self.task.seed, k)
             try:
                 self.body(case)

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import Any, Callable, Iterator
 
 from fuzz.campaign.cases import chunk_seed
-from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, run_chunk
+from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, continuation, run_chunk
 from fuzz.campaign.live import end_requested, forget_end, forget_running, request_end, running
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
@@ -137,22 +137,32 @@ def _loop(
     handing = contextlib.nullcontext if isinstance(pool, InlineExecutor) else held
     hard = None if config.budget is None else summary.start + config.budget + config.shrink_grace + HARD_GRACE
     pending: dict[Future[ChunkResult], Chunk] = {}
+    rest: list[Chunk] = []  # continuations of chunks that stopped at a failure (planned already)
     try:
         while True:
-            while len(pending) < config.workers and (chunk := _next_chunk(config, summary, index)) is not None:
-                summary.planned += chunk.cases
-                index += 1
+            while len(pending) < config.workers:
+                going_on = rest and not (config.stop_on_failure and summary.killed)
+                chunk = rest.pop(0) if going_on else _next_chunk(config, summary, index)
+                if chunk is None:
+                    break
+                if chunk.part == 0:  # a continuation's cases were planned with its chunk
+                    summary.planned += chunk.cases
+                    index += 1
                 summary.phase = "generating"
                 with handing():  # a worker started is one the pool knows (and terminates)
                     pending[pool.submit(run_chunk, chunk)] = chunk
             if not pending:
                 return
             for fut in _wait(pool, set(pending), 0.5):
+                chunk = pending.pop(fut)
                 with held():
                     # a chunk of this process that a signal cut short, or ended at its
                     # next case (the signal's exception was lost in a finaliser: ``_Signals``)
-                    if _absorb(summary, pending.pop(fut), fut) or end_requested():
+                    if _absorb(summary, chunk, fut) or end_requested():
                         raise KeyboardInterrupt
+                after = continuation(chunk, fut.result()) if fut.exception() is None else None
+                if after is not None:
+                    rest.append(after)
                 on_change(summary)
             if hard is not None and time.time() >= hard and pending:
                 for chunk in pending.values():

@@ -55,7 +55,7 @@ class Summary:
     interrupted: str | None = None  # the signal's name (SIGINT, SIGTERM) that ended the campaign
     lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
     phase: str = "starting"
-    found_in: dict[Signature, int] = field(default_factory=dict)  # the chunk each kept failure came from
+    found_in: dict[Signature, tuple[int, int]] = field(default_factory=dict)  # the chunk (index, part) each kept failure came from
     refused: Counter[str] = field(default_factory=Counter)  # graphs an external target refused, by reason
     seconds_by_stage: Counter[str] = field(default_factory=Counter)  # the chunks' wall-clock seconds, where they went
 
@@ -83,8 +83,8 @@ class Summary:
 
     def absorb(self, result: ChunkResult) -> None:
         """Add a chunk's counts; keep the smallest failure per signature, then
-        the one of the lowest chunk index (so that the order in which chunks
-        end does not matter)."""
+        the one of the lowest chunk index and part (so that the order in which
+        chunks end does not matter)."""
         self.cases += result.cases
         self.invalid_cases += result.invalid_cases
         self.schedules += result.schedules
@@ -94,9 +94,10 @@ class Summary:
         self.seconds_by_stage.update(dict(result.seconds_by_stage))
         for failure in result.found:
             old = self.found.get(failure.signature)
-            if old is None or (failure.nodes, result.index) < (old.nodes, self.found_in[failure.signature]):
+            where = (result.index, result.part)
+            if old is None or (failure.nodes, where) < (old.nodes, self.found_in[failure.signature]):
                 self.found[failure.signature] = failure
-                self.found_in[failure.signature] = result.index
+                self.found_in[failure.signature] = where
 
     def _signature_doc(self, sig: Signature) -> dict[str, Any]:
         f = self.found[sig]

@@ -99,10 +99,15 @@ class _Copies:
         return pickle.loads(self.data)  # bytes this process made, of its own object
 
 
-def order_names(order: object) -> tuple[str, ...]:
-    """A schedule as a tuple of node names; SCH-1 if it is not a list or tuple of strings."""
+def order_names(order: object, nodes: int | None = None) -> tuple[str, ...]:
+    """A schedule as a tuple of node names; SCH-1 if it is not a list or tuple
+    of strings, or (``nodes``: how many the graph has) lists more names than
+    that, found before its names are looked at (a user's scheduler may
+    return millions)."""
     if not isinstance(order, (list, tuple)):
         raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {_shown(order)}")
+    if nodes is not None and len(order) > nodes:
+        raise InvariantViolation("SCH-1", f"the schedule lists {len(order)} names; the graph has {nodes} nodes")
     bad = [x for x in order if not isinstance(x, str)]
     if bad:
         raise InvariantViolation("SCH-1", f"a schedule lists node names; got {type(bad[0]).__name__} {_shown(bad[0])}")

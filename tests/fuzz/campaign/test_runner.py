@@ -9,6 +9,7 @@ import signal
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -226,3 +227,14 @@ def test_an_interrupt_keeps_the_failure_a_pool_worker_was_shrinking(tmp_path, mo
     assert time.monotonic() - started < 30
     assert summary.interrupted == "SIGINT" and summary.failures >= 1 and summary.found
     assert all(f.reproduces for f in summary.found.values())
+
+
+def test_a_count_bounded_campaign_checks_every_case_past_a_failure():
+    """A chunk ends at its first new failure; its cases left unchecked are
+    checked by a continuation of it, which counts the same bug again without
+    shrinking it: --max-cases N checks N cases (it checked 1 of 30 before),
+    and the summary is the same with any number of workers."""
+    config = CampaignConfig(budget=None, max_cases=30, chunk_cases=30, seed=2, mutant="dse-drop-state-write", out=None)
+    one, two = run_campaign(config), run_campaign(replace(config, workers=2))
+    assert one.cases == 30 and one.found and one.failures > len(one.found)
+    assert {k: v for k, v in _untimed(one).items() if k != "workers"} == {k: v for k, v in _untimed(two).items() if k != "workers"}
