@@ -61,3 +61,22 @@ def test_a_reader_after_a_self_save_is_legal_and_every_pipeline_equals_the_refer
         got = run_compiled(compiled, runs=2)
         assert set(got) == set(expected)
         assert all(same_bits(got[k], expected[k]) for k in expected), pipeline
+
+
+def test_a_schedule_that_is_no_permutation_is_named_in_a_short_line() -> None:
+    """A user's scheduler may return any list: its names are counted in
+    linear time (a quadratic count took minutes on 2,000,000) and at most ten
+    of each kind are listed; a list longer than the graph is refused before
+    its names are read."""
+    from refcompiler.schedulers import order_names
+
+    g = _self_save(False)
+    names = [n.name for n in g.nodes]
+    junk = [f"x{k % 50}" for k in range(200_000)] + names
+    with pytest.raises(InvariantViolation) as info:
+        check_schedule(g, junk)
+    text = str(info.value)
+    assert text.count("\n") == 0 and "unknown: " in text and "and 40 more" in text and "repeated: " in text and len(text) < 600
+    with pytest.raises(InvariantViolation, match=rf"the schedule lists 200{len(names):03d} names; the graph has {len(names)} nodes"):
+        order_names(junk, len(names))
+    assert order_names(names, len(names)) == tuple(names)
