@@ -123,30 +123,23 @@ def drawing(graph: Graph, path: str) -> str:
     alone (``graph_dot``)."""
     from refcompiler.pictures import case_dot, graph_dot
 
-    finding = _recorded_finding(graph, path)
+    from fuzz.case import finding_from_doc
+
+    record = finding_from_doc(dict(graph.meta).get("finding"), path)  # a malformed one: MalformedInput naming the field
     found = case_order(graph, path)
+    # the command that draws the case's program (it reads the case again: only when it is shown)
+    program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)]) if found is not None or (
+        record is not None and record.instruction is not None) else ""
+    finding = None
+    if record is not None:  # what the campaign found: its names red, beside its signature and explanation
+        at = "" if record.instruction is None else f" (IR instruction {record.instruction}: {program})"
+        finding = (list(record.nodes), f"found: {record.signature}: {record.explanation}{at}")
     if found is None:
         return graph_dot(graph, finding)
     order, label = found
     drawn = _graph_of(graph, order)
     _check_order(drawn, order, path, "schedule" if case_schedule(graph, path) is not None else "scheduler_order")
-    program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)])
     return case_dot(drawn, order, title=f"case {graph.name}", notes=case_notes(graph), label=label, program=program, finding=finding)
-
-
-def _recorded_finding(graph: Graph, path: str) -> tuple[list[str], str] | None:
-    """A corpus case's ``"finding"`` (what the campaign found: the names it
-    involves, and its signature and explanation), or ``None``; a malformed
-    one is ``MalformedInput`` naming the field."""
-    from fuzz.case import finding_from_doc
-
-    record = finding_from_doc(dict(graph.meta).get("finding"), path)
-    if record is None:
-        return None
-    text = f"found: {record.signature}: {record.explanation}"
-    if record.instruction is not None:  # a fault in the compiled program: say how to draw it
-        text += f" (IR instruction {record.instruction}: {shlex.join(['refc', 'compile', path, '--format', 'svg', *allow_flags(path)])})"
-    return list(record.nodes), text
 
 
 def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:
