@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.graph import Graph
-from refcompiler.limits import printable, shown
+from refcompiler.limits import clipped, shown
 from refcompiler.mutants import CATALOG
 from refcompiler.passes import resolve_pipeline
 from refcompiler.schedulers import SCHEDULERS
@@ -190,6 +190,5 @@ def _unlike_recorded(case: Case, finding: Finding, *, now: bool = False) -> str:
     sooner); empty otherwise. ``now``: name ``finding``'s signature too."""
     if case.finding is None or case.finding.signature == str(finding.signature):
         return ""
-    recorded = printable(case.finding.signature)  # a file's text: no control character reaches the terminal
-    recorded = recorded if len(recorded) <= 200 else recorded[:197] + "..."
+    recorded = clipped(case.finding.signature, 200)  # a file's text: no control character reaches the terminal
     return f" ({f'now as {finding.signature}, ' if now else ''}recorded as {recorded})"

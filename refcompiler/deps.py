@@ -26,7 +26,7 @@ from specs import OpKind
 from refcompiler.effects import is_self_save, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
-from refcompiler.limits import printable
+from refcompiler.limits import clipped
 from refcompiler.variants import swappable
 
 __all__ = ["memory_edges", "dependency_graph", "check_schedule", "deps_edges", "is_legal", "break_save_cycles"]
@@ -111,7 +111,7 @@ NAMES_LISTED = 10  # names a message lists (a user's scheduler may return millio
 def _listed(names: Sequence[str]) -> str:
     """Node names for a one-line message: the first ``NAMES_LISTED``, each
     escaped (a user's scheduler may return any string), and how many more."""
-    shown_names = ", ".join(printable(n) if len(n) <= 128 else printable(n[:125]) + "..." for n in names[:NAMES_LISTED])
+    shown_names = ", ".join(clipped(n, 128) for n in names[:NAMES_LISTED])
     more = len(names) - NAMES_LISTED
     return shown_names + (f" and {more} more" if more > 0 else "")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from refcompiler.errors import LimitExceeded, UsageError
 
-__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable", "key_step"]
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable", "clipped", "key_step"]
 
 MAX_RANK = 8
 
@@ -90,6 +90,13 @@ def printable(text: str) -> str:
     a lone surrogate from a file name that is not UTF-8) written as its escape,
     the rest as it is: for a name or message made of a file's strings."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def clipped(text: str, limit: int) -> str:
+    """``printable(text)`` cut to at most ``limit`` characters (ending in
+    ``...`` when cut): a file's or a user's string for a message or a picture."""
+    text = printable(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def key_step(key: str) -> str:

@@ -14,6 +14,7 @@ import traceback
 from typing import Callable, Iterator
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
+from refcompiler.limits import clipped
 
 __all__ = ["load_attribute", "call_untrusted", "untrusted_calls"]
 
@@ -215,12 +216,15 @@ def _where(e: BaseException) -> str:
     shown = (own or frames)[-FRAMES_SHOWN:]
     if not shown:
         return ""
-    here = os.getcwd()
+    try:
+        here = os.path.join(os.getcwd(), "")
+    except OSError:  # the current directory is gone: paths as they are
+        here = ""
 
     def place(f: traceback.FrameSummary) -> str:
         path = os.path.abspath(f.filename)
-        name = os.path.relpath(path, here) if path.startswith(os.path.join(here, "")) else f.filename
-        return f"{name}:{f.lineno} in {f.name}"
+        name = os.path.relpath(path, here) if here and path.startswith(here) else f.filename
+        return f"{clipped(name, 200)}:{f.lineno} in {clipped(f.name, 80)}"
 
     return " (at " + ", called from ".join(place(f) for f in reversed(shown)) + ")"
 

@@ -29,7 +29,7 @@ from specs import OpKind, TensorType
 
 from refcompiler.deps import memory_edges
 from refcompiler.graph import Graph, Node, StorageKind
-from refcompiler.limits import printable
+from refcompiler.limits import clipped
 from refcompiler.pictures.dot import Dot, Html
 from refcompiler.printer import op_symbol
 from refcompiler.errors import InvariantViolation
@@ -214,8 +214,7 @@ def add_graph(
     _edges(dot, graph, ids, highlight or {})
     _violation_notes(dot, graph, ids, found)
     if finding is not None:
-        text = printable(finding[1])
-        _note(dot, graph, ids, f"{ids.prefix}finding", text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 3] + "...", finding[0])
+        _note(dot, graph, ids, f"{ids.prefix}finding", clipped(finding[1], MAX_NOTE), finding[0])
 
 
 _LEGEND_ROWS = (
