@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from refcompiler.errors import LimitExceeded, UsageError
 
-__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "check", "over", "shown", "printable", "clipped", "key_step"]
+__all__ = ["Limit", "LIMITS", "MAX_RANK", "value", "values", "check", "over", "shown", "printable", "clipped", "key_step"]
 
 MAX_RANK = 8
 
@@ -47,6 +47,12 @@ def value(name: str) -> int:
     if not text.isascii() or not text.isdigit() or int(text) < 1:
         raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1")
     return int(text)
+
+
+def values() -> tuple[int, ...]:
+    """Every limit now, in ``LIMITS``' order: what a remembered verdict that
+    depends on them is kept under."""
+    return tuple(value(name) for name in LIMITS)
 
 
 def check(name: str, amount: int, where: str, *, path: str | None = None) -> None:

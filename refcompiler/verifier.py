@@ -66,7 +66,7 @@ def checked(graph: Graph) -> tuple[list[InvariantViolation], Types | None]:
     an immutable graph checked twice in one context gets the same verdict (a
     copy of its types)."""
     global _last_valid
-    context = (active(), tuple(limits.value(name) for name in limits.LIMITS))
+    context = (active(), limits.values())
     last = _last_valid
     if last is not None and last[0] is graph and last[1] is context[0] and last[2] == context[1]:
         return [], dict(last[3])

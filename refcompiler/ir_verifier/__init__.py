@@ -87,20 +87,19 @@ _LOCK = Lock()
 # (``Program`` hands it on to a copy differing only in ``passes``).
 _VALID_UNDER = "_valid_under"
 
-_CONTEXT: tuple[object, int, int] = (None, 0, 0)
+_CONTEXT: tuple[object, tuple[int, ...]] = (None, ())
 
 
-def _context() -> tuple[object, int, int]:
+def _context() -> tuple[object, tuple[int, ...]]:
     """What a verdict depends on besides the program: the swap table installed
-    and the limits on allocations (``refcompiler.limits``, read from the
-    environment). One object while they stay the same, so that a verdict
-    is known again by identity."""
+    and the limits (``refcompiler.limits``, read from the environment; IR-1
+    bounds allocations by them). One object while they stay the same, so
+    that a verdict is known again by identity."""
     global _CONTEXT
-    swaps, elements, nbytes = variants.active(), limits.value("elements"), limits.value("bytes")
-    known = _CONTEXT
-    if known[0] is not swaps or known[1] != elements or known[2] != nbytes:
-        known = _CONTEXT = (swaps, elements, nbytes)
-    return known
+    swaps, bounds = variants.active(), limits.values()
+    if _CONTEXT[0] is not swaps or _CONTEXT[1] != bounds:
+        _CONTEXT = (swaps, bounds)
+    return _CONTEXT
 
 
 def _known_valid(program: Program, swaps: object) -> bool:
