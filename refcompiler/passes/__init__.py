@@ -195,17 +195,14 @@ def _verified(program: Program, stage: str) -> None:
 
 
 def _kept_interface(before: Program, after: Program, name: str) -> Program:
-    """``after``, what a user's pass returned for ``before``, with its
-    instructions as a tuple (a pass may build them as a list); IR-1 if it
-    changed the module buffers, IR-4 if it changed the saves: both are the
-    graph's (its storage; who may write each placeholder), which the verifier
-    after the pass checks the instructions against, so no pass may change them."""
+    """``after``, what a user's pass returned for ``before``, held to what the
+    IR can hold (``_malformed_program``; IR-1) and to the graph's interface:
+    IR-1 if it changed the module buffers, IR-4 if it changed the saves (the
+    verifier after the pass checks the instructions against both, so no pass
+    may change them). Lists where the IR has tuples become tuples."""
     bad = _malformed_program(after)
     if bad:
-        _raise_at(after, name, "IR-1", f"the pass returned a program whose {bad}")
-    if type(after.instrs) is not tuple or type(after.schedule) is not tuple or type(after.offsets) is not tuple or \
-            not all(type(o) is tuple for o in after.offsets):
-        after = replace(after, instrs=tuple(after.instrs), schedule=tuple(after.schedule), offsets=tuple(tuple(o) for o in after.offsets))
+        _raise_at(None, name, "IR-1", f"the pass returned a program whose {bad}")
     if not _equal(tuple(after.buffers), before.buffers):
         old = before.buffer_by_name
         new = {b.name if isinstance(b, Buffer) else repr(b): b for b in after.buffers}
@@ -213,8 +210,10 @@ def _kept_interface(before: Program, after: Program, name: str) -> Program:
         _raise_at(after, name, "IR-1", f"the pass changed module buffer(s) {', '.join(map(shown, changed[:5]))}: the module buffers are the graph's storage, which no pass may change")
     if not _equal(tuple(after.saves), before.saves):
         _raise_at(after, name, "IR-4", "the pass changed the program's saves: they record the graph's saves (who may write each placeholder), which no pass may change")
-    if type(after.buffers) is not tuple or type(after.saves) is not tuple:  # lists equal to the graph's: its tuples again
-        after = replace(after, buffers=before.buffers, saves=before.saves)
+    if any(type(getattr(after, f)) is not tuple for f in ("instrs", "buffers", "saves", "schedule", "offsets")) or \
+            not all(type(o) is tuple for o in after.offsets):
+        after = replace(after, instrs=tuple(after.instrs), buffers=before.buffers, saves=before.saves,
+                        schedule=tuple(after.schedule), offsets=tuple(tuple(o) for o in after.offsets))
     return after
 
 
@@ -281,10 +280,11 @@ def _plain(value: object, depth: int = 0) -> bool:
     return type(value) is tuple and depth < 8 and all(_plain(v, depth + 1) for v in value)
 
 
-def _raise_at(program: Program, name: str, invariant: str, message: str) -> None:
+def _raise_at(program: Program | None, name: str, invariant: str, message: str) -> None:
+    """Raise the violation found after pass ``name``, with ``program`` to draw
+    (``None``: one the IR cannot hold, which cannot be drawn)."""
     fault = InvariantViolation(invariant, message, stage=f"after pass {name}")
-    if not _malformed_program(program) and all(type(getattr(program, f)) is tuple for f in ("instrs", "buffers", "saves", "schedule", "offsets")):
-        fault.program = program  # a program that can be drawn
+    fault.program = program
     raise fault
 
 
