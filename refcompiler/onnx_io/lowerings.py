@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from onnx import NodeProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, NodeProto, TensorProto, helper, numpy_helper
 
 from specs import OpKind, TensorType
 
@@ -36,7 +36,10 @@ class Emitter:
     def node(self, op_type: str, inputs: list[str], out: str | None = None, **attrs: object) -> str:
         """One ONNX node with one output (``out``, or a fresh name); that output's name."""
         name = out or self.namer.fresh(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [name], name=self.namer.fresh(f"{name}.{op_type}"), **attrs))
+        empty = {k for k, v in attrs.items() if isinstance(v, list) and not v}  # onnx cannot infer their type
+        node = helper.make_node(op_type, inputs, [name], name=self.namer.fresh(f"{name}.{op_type}"), **{k: v for k, v in attrs.items() if k not in empty})
+        node.attribute.extend(helper.make_attribute(k, [], attr_type=AttributeProto.INTS) for k in sorted(empty))  # refc's lists are of ints
+        self.nodes.append(node)
         return name
 
     def const(self, array: np.ndarray, hint: str) -> str:

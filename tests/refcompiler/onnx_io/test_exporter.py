@@ -90,6 +90,20 @@ def test_embedding_update_sums_duplicate_ids_like_add_at():
     assert_round_trip(graph)
 
 
+def test_an_empty_list_attribute_is_exported_as_empty_ints():
+    # a scalar's transpose has perm []: onnx cannot infer an empty list's attribute type
+    graph = _graph(
+        Node("r", OpKind.REDUCE_SUM, (Ref("x"),)),
+        Node("t", OpKind.TRANSPOSE, (Ref("r"),), attrs=freeze_attrs({"perm": []})),
+        Node("u", OpKind.RESHAPE, (Ref("t"),), attrs=freeze_attrs({"shape": [1]})),
+        Node("s", OpKind.SAVE, (Ref("u"),), attrs=freeze_attrs({"target": "y"})),
+        storage=(f32("x", StorageKind.PLACEHOLDER, (2,)), f32("y", StorageKind.PLACEHOLDER, (1,))),
+    )
+    (perm,) = [a for n in export_graph(graph).graph.node if n.op_type == "Transpose" for a in n.attribute]
+    assert (perm.name, perm.type, list(perm.ints)) == ("perm", onnx.AttributeProto.INTS, [])
+    assert_round_trip(graph)
+
+
 def test_an_invalid_graph_is_not_exported():
     graph = _graph(Node("n", OpKind.NEG, (Ref("c"),)), Node("s", OpKind.SAVE, (Ref("n"),), attrs=freeze_attrs({"target": "c"})), storage=(f32("c", StorageKind.CONSTANT, (2,)),))
     with pytest.raises(InvariantViolation, match="OWN-3"):
