@@ -24,7 +24,7 @@ from typing import Sequence
 from refcompiler.graph import Graph
 from refcompiler.targets.base import ConfigRun, Outcome, written_storage
 from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale
-from refcompiler.values import Values
+from refcompiler.values import Values, constant_values
 
 __all__ = ["Kind", "Discrepancy", "judge", "INVARIANT_OF"]
 
@@ -80,7 +80,8 @@ def judge(graph: Graph, outcome: Outcome, reference: Sequence[Values]) -> Discre
             storage, run = r.changed[0]
             return Discrepancy(Kind.CHANGED, f"{r.config.key}: {r.changed_text[0]}", r.config.key, None, storage, run, True)
     behind = cones(graph)
-    entries = [outcome.entry or {}, *reference]  # what each run starts from
+    constants = constant_values(graph)  # read by a cone as much as what a run starts from: ``x - tanh(x)`` of a constant x
+    entries = [{**constants, **e} for e in (outcome.entry or {}, *reference)]  # what each run starts from
     ops = {
         s: (op_kinds(graph, nodes), inexact_nodes(graph, nodes), [read_scale(graph, nodes, e) for e in entries])
         for s, nodes in behind.items()
