@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from fuzz.oracle.context import reference_runs
 from fuzz.strategies.valid import graphs
-from refcompiler.graph import Graph, Storage, StorageKind
+from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_json import load_graph
 from refcompiler.targets import resolve_target
 from refcompiler.targets.base import Refused, execute_all
@@ -180,3 +181,19 @@ def test_a_missing_package_is_exit_2_with_the_pip_command(tmp_path):
                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "pip install" in ran.stderr and "apache-tvm" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_the_frontends_renaming_warnings_are_not_shown():
+    # the frontend renames an input whose name holds a dot, with a UserWarning each
+    graph = _dotted()
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert not isinstance(TARGET.build(graph), Refused)
+    assert [str(w.message) for w in shown if "Renaming" in str(w.message)] == []
+
+
+def _dotted() -> Graph:
+    x = Storage("acc4.x", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (2,), init=Init(seed=1))
+    y = Storage("acc4.y", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (2,), init=Init(seed=2))
+    nodes = (Node("n", OpKind.NEG, (Ref("acc4.x"),)), Node("s", OpKind.SAVE, (Ref("n"),), attrs=freeze_attrs({"target": "acc4.y"})))
+    return Graph(name="dotted", storage=(x, y), nodes=nodes)
