@@ -10,11 +10,13 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Callable
 
+from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import CampaignConfig
-from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_to_doc
+from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc
 from fuzz.corpus import replay
+from fuzz.replay import case_problem
 from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
 from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
@@ -76,14 +78,23 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     final = fails(reduced, None) or fails(reduced) or finding
     sig = final.signature  # the shrunk case's: what the campaign deduplicates by
     case = _storable(config, reduced, expect, final, example.seed)
-    again = _replay(config, case, config.mutant)
+    doc = case_to_doc(case)
+    try:
+        stored = case_from_doc(doc)  # replayed as it will be read back
+        problem = case_problem(stored)
+    except MalformedInput as e:
+        problem = str(e)
+    if problem is not None:  # a bug of refc's: what it stores, it reads back
+        return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), False, None,
+                       f"the stored case is malformed: {problem}")
+    again = _replay(config, stored, config.mutant)
     why = None
     if again is None:
         why = "replaying the stored case finds nothing"
     elif again.signature != sig:
         why = f"replaying the stored case finds {again.signature} instead"
-    passes_without = None if config.mutant is None else _replay(config, case, None) is None
-    return Failure(sig, final.explanation, case_to_doc(case), len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
+    passes_without = None if config.mutant is None else _replay(config, stored, None) is None
+    return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
 def versions() -> tuple[tuple[str, str], ...]:
@@ -134,7 +145,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     if expect.kind is ExpectKind.REJECT:
         return base
     choice = finding.schedule
-    order = None if finding.order is None else tuple(n for n in finding.order if n in graph.node_by_name)
+    order = None if finding.order is None else _whole(graph, tuple(n for n in finding.order if n in graph.node_by_name))
     by_scheduler = None
     if choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None:
         by_scheduler = replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed,
@@ -148,6 +159,19 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     if by_scheduler is not None and _reproduces(config, by_scheduler, finding.signature):
         return by_scheduler
     return base
+
+
+def _whole(graph: Graph, order: tuple[str, ...]) -> tuple[str, ...]:
+    """``order`` with the nodes it lacks put each right after the last node it
+    reads: the dead code the compiler dropped before scheduling, which a graph
+    whose shrinking was cut short still has. A case's schedule names every node."""
+    placed, have = list(order), set(order)
+    for node in graph.nodes:  # a node after the nodes it reads, in a valid graph
+        if node.name not in have:
+            after = max((placed.index(r.name) for r in node.inputs if r.name in have), default=-1)
+            placed.insert(after + 1, node.name)
+            have.add(node.name)
+    return tuple(placed)
 
 
 def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | None:

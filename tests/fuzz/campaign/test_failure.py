@@ -1,11 +1,22 @@
-"""A stored failure's provenance: ``found_by`` is the command that finds it again."""
+"""A stored failure: its provenance (``found_by``, the command that finds it
+again), and a case that reads back and replays even when shrinking was cut short."""
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
+from pathlib import Path
 
 from fuzz.campaign import CampaignConfig
-from fuzz.campaign.failure import found_by
+from fuzz.campaign.failure import Example, finish, found_by
+from fuzz.case import case_from_doc
+from fuzz.corpus import load_case
+from fuzz.oracle import check_case
+from fuzz.replay import case_problem
+from refcompiler.graph import Node, Ref
+from specs import OpKind
+
+CORPUS = Path(__file__).resolve().parents[3] / "corpus"
 
 
 def test_found_by_names_what_was_under_test():
@@ -19,3 +30,20 @@ def test_found_by_names_what_was_under_test():
 def test_found_by_keeps_the_mutant_target_and_graph():
     config = CampaignConfig(seed=1, mutant="sched-drop-save-war", target="onnxruntime", graph_file="g.json")
     assert found_by(config) == "refc fuzz --seed 1 --mutant sched-drop-save-war --target onnxruntime --graph g.json"
+
+
+def test_a_failure_stored_unshrunk_names_its_dead_nodes_in_its_schedule_and_replays():
+    # the compiled order lacks the dead node (dead code goes before scheduling); a case's schedule names every node
+    mutant = "share-ignore-later-reads"
+    case = load_case(CORPUS / f"mutant.{mutant}.json")
+    dead = Node("dead", OpKind.NEG, (Ref("p0"),))
+    graph = replace(case.graph, nodes=(dead, *case.graph.nodes))
+    finding = check_case(graph, mutant=mutant).finding
+    assert finding is not None and finding.order is not None and "dead" not in finding.order
+    config = CampaignConfig(seed=0, mutant=mutant, out=None)
+    failure = finish(config, Example(graph, case.expect, 0, finding), 0.0, stop=lambda: True)
+    assert failure.nodes == 5  # not shrunk
+    stored = case_from_doc(failure.case_doc)
+    assert stored.schedule is not None and sorted(stored.schedule) == sorted(n.name for n in graph.nodes)
+    assert case_problem(stored) is None
+    assert failure.reproduces, failure.not_reproduced

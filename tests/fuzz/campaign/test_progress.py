@@ -63,7 +63,15 @@ def test_the_ticker_refreshes_once_per_period_of_at_most_a_second_until_stopped(
     assert [s.phase for s in recorder.seen] == [f"view {i}" for i in range(5)]  # a fresh view each time
 
 
-def test_one_worker_updates_from_the_ticker_during_a_chunk_and_names_the_finding_it_shrinks():
+class QuickTicker(Ticker):
+    """The ``Ticker`` at a period short enough that a chunk of a fraction of a second shows many refreshes."""
+
+    def __init__(self, progress, view, period: float = 0.01):  # type: ignore[no-untyped-def]
+        super().__init__(progress, view, period)
+
+
+def test_one_worker_updates_from_the_ticker_during_a_chunk_and_names_the_finding_it_shrinks(monkeypatch):
+    monkeypatch.setattr(runner, "Ticker", QuickTicker)  # as many refreshes as a slow machine's TICK gives a slow chunk
     config = CampaignConfig(budget=None, max_cases=40, chunk_cases=40, seed=0, mutant="share-ignore-later-reads", out=None,
                             stop_on_failure=True, shrink_calls=20, reduce_attempts=30)
     recorder = Recorder()
