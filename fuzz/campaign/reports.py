@@ -51,7 +51,7 @@ def junit_xml(summary: Summary) -> str:
         tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name=entry["text"], time=f"{entry['seconds_to_find']:.3f}")
         failure = ET.SubElement(tc, "failure", message=entry["explanation"][:500], type=entry["signature"]["invariant"])
         failure.text = (
-            f"{entry['explanation']}\nshrunk case: {entry['case']} ({entry['nodes']} nodes)\n"
+            f"{entry['explanation']}\nshrunk case: {entry['case']} ({entry['nodes']} node{'' if entry['nodes'] == 1 else 's'})\n"
             f"replay: {entry['replay']}"
         )
     root = ET.Element("testsuites")

@@ -95,15 +95,29 @@ MAX_SECONDS = (2**31 - 1) // 1000
 
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds above 0 and at most ``MAX_SECONDS``."""
+    return _seconds(text, zero=False)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more, at most ``MAX_SECONDS``."""
+    return _seconds(text, zero=True)
+
+
+def _seconds(text: str, *, zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"needs a finite number of seconds above 0, got {text}")
+    if not (0 <= value if zero else 0 < value) or value == math.inf:
+        raise argparse.ArgumentTypeError(f"needs a finite number of seconds {'of 0 or more' if zero else 'above 0'}, got {text}")
     if value > MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"needs at most {MAX_SECONDS} seconds (about 24 days), got {text}")
     return value
+
+
+def plural(n: int, what: str) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def node_order(text: str) -> tuple[str, ...]:

@@ -52,7 +52,7 @@ from pathlib import Path
 
 from refcompiler.errors import UsageError
 from refc.cli import fuzz_target
-from refc.cli.common import file_path, locked_out, out_dir, positive_seconds, whole_number, worker_count
+from refc.cli.common import file_path, locked_out, out_dir, plural, positive_seconds, seconds, whole_number, worker_count
 
 if TYPE_CHECKING:
     from fuzz.campaign import CampaignConfig, Summary
@@ -89,7 +89,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10; not used with --graph)")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
-    p.add_argument("--shrink-grace", type=positive_seconds, default=5.0, metavar="SECONDS",
+    p.add_argument("--shrink-grace", type=seconds, default=5.0, metavar="SECONDS",
                    help="with --budget, how long past it a new failure may still be shrunk (default 5)")
     p.add_argument("--target", metavar="NAME", default=None,
                    help="fuzz an external compiler instead of refc's: onnxruntime, or module:attribute; "
@@ -313,7 +313,7 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
         print(f"  {entry['text']}: {entry['explanation']}")
-        print(f"    case {out / entry['case']} ({entry['nodes']} nodes); replay: {replay_command(config, str(out / entry['case']))}")
+        print(f"    case {out / entry['case']} ({plural(entry['nodes'], 'node')}); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:
         script = folder / "repro.py"
         if script.is_file():

@@ -34,7 +34,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import add_graph_argument, add_mutant_argument, load, positive_seconds, verdict_exit
+from refc.cli.common import add_graph_argument, add_mutant_argument, load, plural, positive_seconds, verdict_exit
 from refc.cli.picture import add_picture_arguments, emit_dot, picture_format
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError, UsageError
 
@@ -166,7 +166,7 @@ def _text(args: argparse.Namespace, graph: Graph, proof: Proof, confirmation: Co
 
     head = (
         f"{args.graph}: {proof.verdict.value} (engine {proof.engine}, "
-        f"{_plural(proof.pairs_checked, 'conflicting pair')} decided, {proof.seconds:.3f} s)"
+        f"{plural(proof.pairs_checked, 'conflicting pair')} decided, {proof.seconds:.3f} s)"
     )
     lines = [head]
     if proof.detail:
@@ -183,10 +183,6 @@ def _text(args: argparse.Namespace, graph: Graph, proof: Proof, confirmation: Co
     if proof.verdict is Verdict.INCONCLUSIVE:
         lines.append("  not proved: some pair is undecided (try a longer --timeout, or --engine reach)")
     return "\n".join(lines) + "\n"
-
-
-def _plural(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def side_by_side(schedules: tuple[tuple[str, ...], ...], *, marked: set[str]) -> list[str]:

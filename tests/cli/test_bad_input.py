@@ -89,6 +89,14 @@ def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
     assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
 
 
+def test_a_shrink_grace_of_zero_is_no_grace_and_a_negative_one_bad_usage(capsys, tmp_path):
+    # 0 (shrink only within the budget) was refused as "above 0"
+    code, out, err = refc(capsys, "fuzz", "--budget", "1", "--max-cases", "2", "--shrink-grace", "0", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    code, out, err = refc(capsys, "fuzz", "--budget", "1", "--shrink-grace", "-1")
+    assert (code, out) == (2, "") and "needs a finite number of seconds of 0 or more, got -1" in err
+
+
 def test_run_config_without_target_is_bad_usage(capsys):
     # it was ignored: the graph ran compiled, exit 0, as if no configuration were asked for
     code, out, err = refc(capsys, "run", SGD, "--config", "ORT_DISABLE_ALL")
