@@ -176,11 +176,32 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
         on = f" on target {case.target.spec}" if case.target is not None else ""
         return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}{_unlike_recorded(case, finding)}")
     if case.mutant is None:
-        return Outcome(Verdict.OK, str(case.expect))
+        return Outcome(Verdict.OK, f"{case.expect}{_order_changed(case)}")
     killed = check_case(case, mutant=case.mutant).finding
     if killed is None:
         return Outcome(Verdict.REGRESSED, f"{case.expect}, but no longer kills its mutant {case.mutant}")
     return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}{_unlike_recorded(case, killed, now=True)}")
+
+
+def _order_changed(case: Case) -> str:
+    """A note when the case's scheduler, asked again with its recorded seed,
+    orders the graph otherwise than the recorded ``scheduler_order``: fixed,
+    or an order that depends on more than the graph and the seed (a set's
+    iteration order differs from process to process), which a pass may then
+    owe to luck; empty otherwise."""
+    from refcompiler.driver import prepare, scheduler_order
+
+    if case.scheduler is None or case.scheduler_order is None or case.expect.kind is not ExpectKind.PASS:
+        return ""
+    try:
+        now = scheduler_order(prepare(case.graph), case.scheduler, case.scheduler_seed or 0)
+    except RefCompilerError:
+        return ""
+    nodes = case.graph.node_by_name  # (a case recorded before orders kept their private copies has none)
+    if [n for n in case.scheduler_order if n in nodes] == [n for n in now if n in nodes]:
+        return ""
+    return (f" (but {clipped(case.scheduler, 200)} now orders the graph otherwise than when the case was recorded: fixed, "
+            "or its order depends on more than the graph and the seed)")
 
 
 def _unlike_recorded(case: Case, finding: Finding, *, now: bool = False) -> str:

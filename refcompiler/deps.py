@@ -99,7 +99,7 @@ def check_schedule(
                 why = f"memory edge (reads '{attrs['storage']}' before it is saved)" if attrs["kind"] == MEMORY else "data edge"
                 raise InvariantViolation(
                     "SCH-1",
-                    f"'{name}' (position {i}) runs before '{pred}' (position {position[pred]}), "
+                    f"'{name}' (step {i + 1}) runs before '{pred}' (step {position[pred] + 1}), "
                     f"violating the {why} {pred} -> {name}",
                     names=(pred, name),
                 )

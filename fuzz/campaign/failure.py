@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Callable
 
+from refcompiler.driver import scheduled_graph
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
 
@@ -149,7 +150,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     by_scheduler = None
     if choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None:
         by_scheduler = replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed,
-                               scheduler_order=order)
+                               scheduler_order=_as_given(graph, finding.order))
         if is_plugin(choice.scheduler):
             return by_scheduler
     if order is not None and legal_on_correct_compiler(graph, order):
@@ -159,6 +160,16 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     if by_scheduler is not None and _reproduces(config, by_scheduler, finding.signature):
         return by_scheduler
     return base
+
+
+def _as_given(graph: Graph, order: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """A scheduler's order as it gave it, the private copies that break save
+    cycles included (so that an SCH-1 message's steps are the drawn order's),
+    without names of neither the graph nor the graph it was given."""
+    if order is None:
+        return None
+    known = set(graph.node_by_name) | set(scheduled_graph(graph).node_by_name)
+    return tuple(n for n in order if n in known)
 
 
 def _whole(graph: Graph, order: tuple[str, ...]) -> tuple[str, ...]:

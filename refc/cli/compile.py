@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
     except InvariantViolation as e:
         if form is not None and isinstance(e.program, Program):
             _draw_fault(args, e.program, e)
+        elif form is not None:
+            print(f"refc compile: nothing drawn: {e.invariant} is found before a program is made "
+                  f"(refc show {shlex.quote(str(args.graph))} draws the graph, and a case's order)", file=sys.stderr)
         raise in_file(args.graph, e) from None
     finally:
         printer.unmatched()

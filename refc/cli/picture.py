@@ -128,7 +128,9 @@ def drawing(graph: Graph, path: str) -> str:
     record = finding_from_doc(dict(graph.meta).get("finding"), path)  # a malformed one: MalformedInput naming the field
     found = case_order(graph, path)
     # the command that draws the case's program (it reads the case again: only when it is shown)
-    program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)]) if found is not None or (
+    # (none for an order the compiler refuses, SCH-1: no program is made)
+    refused = record is not None and record.signature.startswith("SCH-1")
+    program = shlex.join(["refc", "compile", path, "--format", "svg", *allow_flags(path)]) if (found is not None and not refused) or (
         record is not None and record.instruction is not None) else ""
     finding = None
     if record is not None:  # what the campaign found: its names red, beside its signature and explanation

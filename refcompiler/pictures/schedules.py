@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import networkx as nx
 
-from refcompiler.deps import MEMORY, dependency_graph
+from refcompiler.deps import MEMORY, break_save_cycles, dependency_graph
+from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
+from refcompiler.graph_passes.dce import dce
 from refcompiler.pictures.dot import Dot
 from refcompiler.pictures.graph import ERROR, GraphIds, Style, add_graph, add_legend
 
@@ -94,7 +96,7 @@ def backward_edges(graph: Graph, order: Sequence[str]) -> dict[tuple[str, str], 
     """Each dependency edge ``(u, v)`` of ``graph`` that ``order`` runs
     backwards (``v`` before ``u``), with a note saying why it matters."""
     position = {n: i for i, n in enumerate(order)}
-    deps = dependency_graph(graph)
+    deps = _acyclic_deps(graph)
     out: dict[tuple[str, str], str] = {}
     for u, v, data in deps.edges(data=True):
         if u in position and v in position and position[v] < position[u]:
@@ -103,6 +105,35 @@ def backward_edges(graph: Graph, order: Sequence[str]) -> dict[tuple[str, str], 
             else:
                 out[(u, v)] = f"the schedule runs {v} before its input {u}"
     return out
+
+
+def _acyclic_deps(graph: Graph) -> nx.DiGraph:
+    """The dependency graph an order of ``graph`` is held to: memory edges that
+    form a cycle between saves are the compiler's to break with private copies
+    (``break_save_cycles``), so none of them is an order's fault; the copies'
+    edges name no node of an order without them."""
+    deps = dependency_graph(graph)
+    if nx.is_directed_acyclic_graph(deps):
+        return deps
+    try:
+        return dependency_graph(break_save_cycles(graph))
+    except RefCompilerError:  # a graph the compiler refuses: its edges as they are
+        return deps
+
+
+def _unscheduled(graph: Graph, schedule: Sequence[str]) -> str:
+    """What makes ``schedule`` no order of the nodes the compiler schedules
+    (``dce``: dead code is not scheduled), in words, or ``""``."""
+    try:
+        live = [n.name for n in dce(graph).nodes]
+    except RefCompilerError:
+        return ""
+    given = set(schedule)
+    missing = [n for n in live if n not in given]
+    twice = sorted({n for n in schedule if schedule.count(n) > 1})
+    parts = [f"misses {', '.join(missing[:8])}{' and more' if len(missing) > 8 else ''}"] if missing else []
+    parts += [f"names {', '.join(twice[:8])} twice"] if twice else []
+    return f"the order {' and '.join(parts)}: an order names each node the compiler schedules once (SCH-1)" if parts else ""
 
 
 def case_dot(
@@ -116,14 +147,18 @@ def case_dot(
     finding: tuple[Sequence[str], str] | None = None,
 ) -> str:
     """A case's graph beside its recorded schedule (the column titled
-    ``label``), broken orderings in red. ``program``: the command that draws
-    the case's compiled program, named when no ordering is broken.
+    ``label``), broken orderings in red, or what makes it no order of the
+    nodes scheduled. ``program``: the command that draws the case's compiled
+    program, named when the order is legal (``""``: none to name).
     ``finding``: what the campaign found, as ``add_graph`` draws it."""
     broken = backward_edges(graph, schedule)
     if not nx.is_directed_acyclic_graph(dependency_graph(graph)):
         notes = [*notes, "the memory edges form a cycle: the compiler first gives each such save a private copy (break_save_cycles)"]
-    if not broken:
-        notes = [*notes, f"the schedule breaks no dependency: the failure is in the compiled program ({program})"]
+    unscheduled = "" if broken else _unscheduled(graph, schedule)
+    if unscheduled:
+        notes = [*notes, unscheduled]
+    elif not broken:
+        notes = [*notes, "the schedule breaks no dependency" + (f": the failure is in the compiled program ({program})" if program else "")]
     title = "\n".join([title, *(textwrap.fill(n, 120, break_on_hyphens=False, break_long_words=False) for n in notes)])
     dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
     ids = GraphIds("graph/")

@@ -64,6 +64,9 @@ def test_an_invalid_graph_is_a_finding(capsys, tmp_path: Path) -> None:  # type:
     )
     code, out, err = refc(capsys, "compile", bad)
     assert code == 1 and out == "" and "OWN-4" in err and "Traceback" not in err
+    # asked for a picture: none can be drawn before a program is made, and it says so
+    code, out, err = refc(capsys, "compile", bad, "--format", "svg", "-o", tmp_path / "p.svg")
+    assert code == 1 and "nothing drawn: OWN-4 is found before a program is made" in err and not (tmp_path / "p.svg").exists()
 
 
 @pytest.mark.parametrize(

@@ -46,11 +46,14 @@ def test_show_svg_and_png_to_a_file(capsys, tmp_path, path):
     assert code == 0 and (tmp_path / "g.png").read_bytes().startswith(PNG_MAGIC)
 
 
-def test_show_of_a_case_draws_its_schedule_and_what_it_breaks(capsys):
-    code, out, err = refc(capsys, "show", ROOT / "corpus/mutant.sched-drop-save-war.json", "--format", "dot")
+def test_show_of_a_case_draws_its_schedule_and_what_it_breaks(capsys, tmp_path):
+    doc = json.loads((ROOT / "examples/read_then_save.json").read_text())
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({**doc, "schedule": ["s", "sum", "late", "save_late"], "mutant": "sched-drop-save-war"}))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
     assert code == 0
     pic = read(out)
-    assert [pic.vertices[f"schedule1:{k}"]["label"].split("\n")[0] for k in range(2)] == ["1. save7", "2. save6"]
+    assert [pic.vertices[f"schedule1:{k}"]["label"].split("\n")[0] for k in range(2)] == ["1. s", "2. sum"]
     assert "kills mutant sched-drop-save-war" in out and "runs too early" in out
 
 
