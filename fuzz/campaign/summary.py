@@ -16,6 +16,7 @@ from fuzz.oracle import Signature
 __all__ = ["SUMMARY_FORMAT", "Summary", "plugin_modules", "replay_command"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/1"
+PROGRESS_POINTS = 500  # a summary's progress series holds between this many and twice as many points
 
 
 def plugin_modules(config: CampaignConfig) -> list[str]:
@@ -58,6 +59,8 @@ class Summary:
     found_in: dict[Signature, tuple[int, int]] = field(default_factory=dict)  # the chunk (index, part) each kept failure came from
     refused: Counter[str] = field(default_factory=Counter)  # graphs an external target refused, by reason
     seconds_by_stage: Counter[str] = field(default_factory=Counter)  # the chunks' wall-clock seconds, where they went
+    # (seconds since start, cases, schedules) as each chunk ended: the report's throughput over time
+    progress: list[tuple[float, int, int]] = field(default_factory=lambda: [(0.0, 0, 0)])
 
     @property
     def failed(self) -> bool:
@@ -92,6 +95,9 @@ class Summary:
         self.chunks += 1
         self.refused.update(dict(result.refused))
         self.seconds_by_stage.update(dict(result.seconds_by_stage))
+        self.progress.append((time.time() - self.start, self.cases, self.schedules))
+        if len(self.progress) > 2 * PROGRESS_POINTS:  # a long campaign: every other point, the first and last kept
+            self.progress[1:-1] = self.progress[2:-1:2]
         for failure in result.found:
             old = self.found.get(failure.signature)
             where = (result.index, result.part)
@@ -143,6 +149,7 @@ class Summary:
             "cases_per_second": round(cps, 2),
             "schedules_per_second": round(sps, 2),
             "seconds_by_stage": self.time_shares(),
+            "progress": [{"seconds": round(t, 3), "cases": c, "schedules": n} for t, c, n in self.progress],
             **({"target": self._target_doc()} if c.target else {}),
         }
 

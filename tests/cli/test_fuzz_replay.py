@@ -20,7 +20,7 @@ from fuzz.corpus import load_case
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "seconds_by_stage"}
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "seconds_by_stage", "progress"}
 
 
 def _summary(out: Path) -> dict:

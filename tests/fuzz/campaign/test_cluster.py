@@ -21,7 +21,7 @@ from fuzz.campaign.cluster import cluster_executor, parse_cluster
 from fuzz.campaign.repeatable import no_local_constants
 
 PLUGINS = Path(__file__).resolve().parents[2] / "data" / "plugins"
-TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "workers", "seconds_by_stage"}
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "workers", "seconds_by_stage", "progress"}
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from fuzz.campaign import CampaignConfig, Summary, chunk_seed, fuzz_cases, run_c
 from fuzz.case import ExpectKind
 from fuzz.corpus import load_case, replay
 
-TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "seconds_by_stage"}
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "seconds_by_stage", "progress"}
 
 
 def _untimed(summary: Summary) -> dict:
@@ -42,6 +42,20 @@ def test_a_count_bounded_campaign_is_deterministic():
     assert first.cases > 20 and first.schedules > first.cases
     assert _untimed(first) == _untimed(second)
     assert first.stopped_by == "cases" and not first.failed
+
+
+def test_the_summary_keeps_the_campaigns_progress_over_time_for_the_reports_chart():
+    # the report's throughput chart drew flat averages: no campaign wrote the series it reads
+    from refcompiler.pictures.charts import progress_points, throughput_svg
+
+    summary = run_campaign(CampaignConfig(budget=None, max_cases=60, chunk_cases=20, seed=5, out=None))
+    doc = summary.to_doc()
+    points = progress_points(doc)
+    assert len(points) == 1 + summary.chunks >= 4 and points[0] == (0.0, 0.0, 0.0)
+    assert points[-1][1:] == (summary.cases, summary.schedules)
+    assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(points, points[1:]))  # cumulative
+    chart = throughput_svg(doc, [])
+    assert "progress series" in chart and "averages over the campaign" not in chart
 
 
 def test_a_mutant_campaign_is_deterministic_and_its_case_replays(tmp_path):
