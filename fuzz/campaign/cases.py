@@ -70,7 +70,7 @@ def draw_case(d: Draws, config: CampaignConfig) -> Case3:
     share = Fraction(config.invalid_share).limit_denominator(100)
     slots, bad = share.denominator, share.numerator
     invalid = bad > 0 and d.integer(0, slots - 1) >= slots - bad
-    graph, expect = build_graph(d, max_nodes=config.max_nodes), PASS
+    graph, expect = build_graph(d, max_nodes=config.max_nodes, max_dim=config.max_dim), PASS
     if invalid:
         invariant, edit = edit_of(graph)
         graph, expect = break_graph(d, graph, invariant, edit), reject(invariant)

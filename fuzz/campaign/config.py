@@ -9,7 +9,11 @@ from pathlib import Path
 from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 
-__all__ = ["CampaignConfig", "default_workers"]
+from fuzz.strategies.builder import MAX_DIM
+
+__all__ = ["CampaignConfig", "default_workers", "MAX_DIM_LIMIT"]
+
+MAX_DIM_LIMIT = 64  # --max-dim's bound: 262,144 elements in a tensor of rank 3, far within the element limit
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,8 @@ class CampaignConfig:
     out: Path | None = Path("fuzz-out")
     chunk_cases: int = 50
     max_nodes: int = 10
+    # the largest size drawn for an axis of a generated tensor (rank at most 3): larger finds what only large buffers show
+    max_dim: int = MAX_DIM
     invalid_share: float = 0.2
     shrink_calls: int = 200
     reduce_attempts: int = 150
@@ -62,6 +68,8 @@ class CampaignConfig:
             raise UsageError(f"invalid_share must be within [0, 1], got {self.invalid_share}")
         if self.chunk_cases < 1 or self.max_nodes < 1:
             raise UsageError("chunk_cases and max_nodes must be at least 1")
+        if not 2 <= self.max_dim <= MAX_DIM_LIMIT:
+            raise UsageError(f"max_dim (--max-dim) must be from 2 to {MAX_DIM_LIMIT} (a tensor of rank 3 then has up to {MAX_DIM_LIMIT ** 3} elements), got {self.max_dim}")
 
 
 def default_workers() -> int:

@@ -127,6 +127,8 @@ def found_by(config: CampaignConfig) -> str:
         words += ["--graph", config.graph_file]
     if config.max_nodes != CampaignConfig.max_nodes:
         words += ["--max-nodes", str(config.max_nodes)]
+    if config.max_dim != CampaignConfig.max_dim:
+        words += ["--max-dim", str(config.max_dim)]
     if config.symbolic is not None:
         words += ["--symbolic", "on" if config.symbolic else "off"]
     return shlex.join(words)

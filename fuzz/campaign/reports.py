@@ -50,8 +50,9 @@ def junit_xml(summary: Summary) -> str:
     for entry in doc["signatures"]:
         tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name=entry["text"], time=f"{entry['seconds_to_find']:.3f}")
         failure = ET.SubElement(tc, "failure", message=entry["explanation"][:500], type=entry["signature"]["invariant"])
+        case = entry["case"] if summary.config.out is None else summary.config.out / entry["case"]  # as the replay command names it
         failure.text = (
-            f"{entry['explanation']}\nshrunk case: {entry['case']} ({entry['nodes']} node{'' if entry['nodes'] == 1 else 's'})\n"
+            f"{entry['explanation']}\nshrunk case: {case} ({entry['nodes']} node{'' if entry['nodes'] == 1 else 's'})\n"
             f"replay: {entry['replay']}"
         )
     root = ET.Element("testsuites")

@@ -117,7 +117,8 @@ class Summary:
             "nodes_before_reduction": f.original_nodes,
             "reproduces": f.reproduces,
             "reproduces_reason": f.not_reproduced,
-            "replay": None if case is None else replay_command(self.config, case),
+            # the command as the console prints it: run where the campaign ran (where its plug-ins import)
+            "replay": None if case is None else replay_command(self.config, case if self.config.out is None else str(self.config.out / case)),
             "passes_without_mutant": f.passes_without_mutant,
             "seconds_to_find": round(f.found_at - self.start, 3),
         }

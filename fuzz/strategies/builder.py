@@ -80,10 +80,11 @@ class Builder:
     """The mutable scratch state of one graph draw: storage, nodes and the
     values made so far; ``draws`` makes every choice."""
 
-    def __init__(self, draws: Draws, features: frozenset[Feature], max_nodes: int):
+    def __init__(self, draws: Draws, features: frozenset[Feature], max_nodes: int, max_dim: int = MAX_DIM):
         self.draws = draws
         self.features = features
         self.max_nodes = max_nodes
+        self.max_dim = max_dim  # the largest size drawn for an axis (at least 2: some recipes need a first axis of 2)
         self.storage: list[Storage] = []
         self.nodes: list[Node] = []
         self.values: list[Value] = []
@@ -163,9 +164,9 @@ class Builder:
 
     def shape(self, *, min_rank: int = 1, max_rank: int = MAX_RANK, first: int = 1) -> tuple[int, ...]:
         """A shape; ``first``: the least size of the first axis."""
-        dims = self.draws.list_of(lambda: self.draws.integer(1, MAX_DIM), min_rank, max_rank)
+        dims = self.draws.list_of(lambda: self.draws.integer(1, self.max_dim), min_rank, max_rank)
         if dims and dims[0] < first:
-            dims[0] = self.draws.integer(first, MAX_DIM)
+            dims[0] = self.draws.integer(first, self.max_dim)
         return tuple(dims)
 
     def any_float(self, *, min_rank: int = 0) -> Value:

@@ -31,7 +31,7 @@ def _broadcast_partner(b: Builder, shape: tuple[int, ...]) -> tuple[int, ...]:
         if how == 1:
             d = 1
         elif how == 2 and d == 1:
-            d = b.draws.integer(1, MAX_DIM)
+            d = b.draws.integer(1, b.max_dim)
         out.append(d)
     return tuple(out)
 
@@ -117,10 +117,10 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
         if rank == 1:
             shape: tuple[int, ...] = (k,)
         elif rank == 2:
-            shape = (k, b.draws.integer(1, MAX_DIM))
+            shape = (k, b.draws.integer(1, b.max_dim))
         else:
-            batch = a.type.shape[0] if a.rank == 3 else b.draws.integer(1, MAX_DIM)
-            shape = (batch, k, b.draws.integer(1, MAX_DIM))
+            batch = a.type.shape[0] if a.rank == 3 else b.draws.integer(1, b.max_dim)
+            shape = (batch, k, b.draws.integer(1, b.max_dim))
         return b.fresh(TensorType(shape, F32))
 
     other = b.pick(lambda v: v.is_float and v.rank >= 1 and fits(spec, [a.type, v.type]), fresh_b)
@@ -163,7 +163,7 @@ def _build_concat(b: Builder, kind: OpKind) -> None:
 
     def fresh_part() -> Value:
         shape = list(first.type.shape)
-        shape[ax] = b.draws.integer(1, MAX_DIM)
+        shape[ax] = b.draws.integer(1, b.max_dim)
         return b.fresh(TensorType(tuple(shape), first.type.dtype), id_high=first.id_high)
 
     parts = [first]

@@ -13,7 +13,7 @@ from specs import OPS, OpKind
 
 from refcompiler.graph import Graph
 
-from fuzz.strategies.builder import Builder, Feature, NoOperand
+from fuzz.strategies.builder import MAX_DIM, Builder, Feature, NoOperand
 from fuzz.strategies.draws import Draws, HypothesisDraws
 from fuzz.strategies.patterns import build_chain, build_diamond, build_outputs
 from fuzz.strategies.recipes import BUILDERS
@@ -28,13 +28,15 @@ def graphs(
     min_nodes: int = 1,
     max_nodes: int = 10,
     swarm: bool = True,
+    max_dim: int = MAX_DIM,
 ) -> st.SearchStrategy[Graph]:
     """Valid graphs (the verifier accepts every one).
 
     ``ops`` / ``features``: the universe a swarm example draws its subset from
     (default: every op of the spec table, every ``Feature``); with
     ``swarm=False`` every example enables all of them. The graph has between
-    ``min_nodes`` and ``max_nodes`` nodes (saves included).
+    ``min_nodes`` and ``max_nodes`` nodes (saves included), tensors of at
+    most ``max_dim`` (at least 2) along each axis.
     """
     universe = tuple(OPS) if ops is None else tuple(dict.fromkeys(ops))
     feats = tuple(Feature) if features is None else tuple(dict.fromkeys(features))
@@ -48,7 +50,9 @@ def graphs(
         raise InvalidArgument("ops must name at least one op")
     if not 1 <= min_nodes <= max_nodes:
         raise InvalidArgument(f"need 1 <= min_nodes <= max_nodes, got min_nodes={min_nodes}, max_nodes={max_nodes}")
-    return _graphs(universe, feats, min_nodes, max_nodes, swarm)
+    if not 2 <= max_dim:
+        raise InvalidArgument(f"need max_dim >= 2, got {max_dim}")
+    return _graphs(universe, feats, min_nodes, max_nodes, swarm, max_dim)
 
 
 # Swarm: one draw, the seed of the subset to disable (0, where shrinking
@@ -75,19 +79,20 @@ def _swarm(key: int) -> Callable[[float], bool]:
 
 
 @st.composite
-def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, ...], min_nodes: int, max_nodes: int, swarm: bool) -> Graph:
-    return build_graph(HypothesisDraws(draw), universe, feats, min_nodes, max_nodes, swarm)
+def _graphs(draw: Callable, universe: tuple[OpKind, ...], feats: tuple[Feature, ...], min_nodes: int, max_nodes: int, swarm: bool,
+            max_dim: int) -> Graph:
+    return build_graph(HypothesisDraws(draw), universe, feats, min_nodes, max_nodes, swarm, max_dim)
 
 
 def build_graph(d: Draws, universe: tuple[OpKind, ...] = tuple(OPS), feats: tuple[Feature, ...] = tuple(Feature),
-                min_nodes: int = 1, max_nodes: int = 10, swarm: bool = True) -> Graph:
+                min_nodes: int = 1, max_nodes: int = 10, swarm: bool = True, max_dim: int = MAX_DIM) -> Graph:
     """The graph ``graphs()`` draws, its choices made by ``d`` (arguments as
     ``graphs`` checks them; the defaults are its own)."""
     # Swarm: shrinking (towards seed 0) enables everything and then picks the table's first ops.
     drop = _swarm(d.integer(0, _SWARM) if swarm else 0)
     enabled = [k for k in universe if not drop(_DROP)] or list(universe)
     features = frozenset(f for f in feats if not drop(_DROP_PATTERN if f in _PATTERNS else _DROP))
-    b = Builder(d, features, max_nodes)
+    b = Builder(d, features, max_nodes, max_dim)
     # a diamond counts as two moves' worth of choice: it is three nodes of structure
     moves: list[OpKind | Feature] = list(enabled)
     for pattern in (Feature.DIAMOND, Feature.CHAIN):

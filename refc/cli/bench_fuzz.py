@@ -117,8 +117,8 @@ def render(data: dict[str, Any]) -> str:
     shares = ", ".join(f"{label.get(k, k)} {v['share']:.0%}" for k, v in one["seconds_by_stage"].items() if v["share"] >= 0.005)
     where = f"where {one['workers']} worker's time went (oracle stages, deriving schedules, generating cases): {shares}"
     lines = [head, *table_lines(table[0], table[1:], right=True, indent=2)]
-    if spread:
-        lines += ["each round:", *spread]
+    if spread:  # a row's figures and its ratios come from different rounds when the machine's load changed between them
+        lines += ["ratios: the median of each round's own ratio to its 1-worker campaign; each row: its median round", "each round:", *spread]
     return "\n".join([*lines, where]) + "\n"
 
 

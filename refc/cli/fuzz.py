@@ -87,6 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "generated ones: every case is G, with fresh seeded input values half of the time, under "
                         "the schedulers' orders and the pipeline; it must be valid (`refc check G`)")
     p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10; not used with --graph)")
+    # (fuzz.strategies.builder.MAX_DIM and fuzz.campaign.config.MAX_DIM_LIMIT: not imported to build the parser)
+    p.add_argument("--max-dim", type=whole_number(2), default=4, metavar="N",
+                   help="largest size drawn for an axis of a generated tensor, rank at most 3 (default 4, at most 64; "
+                        "a concat's result is larger): larger finds what only large buffers show; not used with --graph")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
     p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
     p.add_argument("--shrink-grace", type=seconds, default=5.0, metavar="SECONDS",
@@ -261,6 +265,7 @@ def run(args: argparse.Namespace) -> int:
         pipeline=args.pipeline,
         out=out,
         max_nodes=args.max_nodes,
+        max_dim=args.max_dim,
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
         case_seconds=args.case_seconds,
         shrink_grace=args.shrink_grace,

@@ -165,3 +165,18 @@ def test_version_and_a_random_seed(tmp_path, capsys):
     first = capsys.readouterr().err.splitlines()[0]
     seed = json.loads((tmp_path / "o" / "summary.json").read_text())["seed"]
     assert first.startswith(f"refc fuzz: seed {seed}, 1 worker; ") and "at most 1 case;" in first
+
+
+def test_max_dim_reaches_the_generator_and_the_provenance_and_is_bounded(tmp_path, capsys):
+    from fuzz.campaign.config import MAX_DIM_LIMIT, CampaignConfig
+    from fuzz.campaign.failure import found_by
+
+    assert CampaignConfig().max_dim == 4 and MAX_DIM_LIMIT == 64  # the numbers --max-dim's help states
+    assert found_by(CampaignConfig(max_dim=16)) == "refc fuzz --seed 0 --max-dim 16"
+    assert main(["fuzz", "--max-cases", "20", "--max-dim", "12", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    with pytest.raises(SystemExit) as refused:  # argparse's own refusal
+        main(["fuzz", "--max-cases", "1", "--max-dim", "1", "--out", str(tmp_path / "o")])
+    assert refused.value.code == 2
+    assert main(["fuzz", "--max-cases", "1", "--max-dim", "65", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "--max-dim: needs 2 or more, got 1" in err.replace("argument ", "") and "max_dim (--max-dim) must be from 2 to 64" in err

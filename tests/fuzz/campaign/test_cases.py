@@ -107,7 +107,7 @@ def test_a_chunk_spreads_its_invalid_cases_over_the_invariants_and_edits(monkeyp
 
 
 def test_an_error_of_the_generator_itself_is_an_internal_error_not_a_finding(monkeypatch):
-    def broken_generator(d, max_nodes):  # type: ignore[no-untyped-def]
+    def broken_generator(d, max_nodes, max_dim):  # type: ignore[no-untyped-def]
         d.integer(0, 3)
         raise InvariantViolation("G-1", "the generator built an ill-typed graph")
 

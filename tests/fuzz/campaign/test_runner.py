@@ -72,6 +72,8 @@ def test_a_mutant_campaign_is_deterministic_and_its_case_replays(tmp_path):
         case = load_case(tmp_path / entry["case"])
         assert case.mutant == "dse-drop-state-write" and case.expect.kind is ExpectKind.PASS
         assert len(case.graph.nodes) <= 5 and entry["nodes"] == len(case.graph.nodes)
+        # the replay command as the console prints it, runnable where the campaign ran (it was relative to out/)
+        assert entry["replay"] == f"refc replay {tmp_path / entry['case']} --mutant dse-drop-state-write"
         # it records what was found on it, for a reader (refc show draws its nodes red)
         assert case.finding is not None and case.finding.signature == entry["text"] and case.finding.explanation == entry["explanation"]
         assert case.finding.nodes and set(case.finding.nodes) <= set(case.graph.node_by_name)

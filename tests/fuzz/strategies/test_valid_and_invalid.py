@@ -45,6 +45,20 @@ def test_max_nodes_bounds_the_graph(graph):
     assert 1 <= len(graph.nodes) <= 4
 
 
+@given(graphs(max_dim=16))
+def test_graphs_of_a_larger_max_dim_are_valid_and_run(graph):
+    # max_dim bounds the sizes drawn; a concat's result (and the placeholder saving it) may be larger
+    assert violations(graph) == []
+    run_reference(graph, runs=2)
+
+
+def test_max_dim_makes_axes_beyond_the_default():
+    big = find(graphs(max_dim=32), lambda g: max(d for s in g.storage for d in s.shape) > 4, settings=settings(max_examples=2000, database=None))
+    assert violations(big) == []
+    with pytest.raises(InvalidArgument):
+        find(graphs(max_dim=1), lambda g: True)
+
+
 def test_every_op_of_the_spec_table_has_a_generator():
     assert set(BUILDERS) == set(OPS)
 
