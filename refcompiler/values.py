@@ -73,8 +73,9 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         _check_headers(path)
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise MalformedInput(f"not a readable .npz file ({e})", path=path) from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as e:
+        # (zipfile: RuntimeError for an encrypted member, NotImplementedError for an unknown compression)
+        raise MalformedInput(f"not a readable .npz file ({limits.clipped(str(e), 200)})", path=path) from None
     return arrays
 
 
@@ -88,7 +89,12 @@ def _check_headers(path: str) -> None:
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
         limits.check("nodes", len(members), "members", path=path)
+        seen: set[str] = set()
         for info in members:
+            key = info.filename.removesuffix(".npy")
+            if key in seen:  # np.load would keep one of them, silently
+                raise MalformedInput("two members of the archive have this name", path=path, field=_field(key))
+            seen.add(key)
             with zf.open(info) as member:
                 if member.read(len(np.lib.format.MAGIC_PREFIX)) != np.lib.format.MAGIC_PREFIX:
                     # np.load would read such a member whole, as bytes: a small archive may
@@ -98,8 +104,13 @@ def _check_headers(path: str) -> None:
                 version = np.lib.format.read_magic(member)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 name = limits.shown(info.filename.removesuffix(".npy"))
+                length = _header_length(member.read(2 if version == (1, 0) else 4))
+                if length > MAX_HEADER:  # numpy reads a header whole before it checks its size
+                    raise MalformedInput(f"its .npy header says it is {length} bytes long, more than {MAX_HEADER}", path=path, field=name)
+                member.seek(0)
+                np.lib.format.read_magic(member)
                 try:
-                    shape, _, dtype = read(member, max_header_size=10_000)
+                    shape, _, dtype = read(member, max_header_size=MAX_HEADER)
                 except ValueError as e:
                     raise MalformedInput(f"its .npy header is not readable: {_header_problem(e)}", path=path, field=name) from None
             if dtype.hasobject or dtype.kind not in "biuf":
@@ -112,6 +123,15 @@ def _check_headers(path: str) -> None:
             limits.check("elements", count, name, path=path)
             total += count * dtype.itemsize
             limits.check("file_bytes", total, f"{name} (decompressed)", path=path)
+
+
+MAX_HEADER = 10_000  # bytes of a member's .npy header (numpy's own default bound)
+
+
+def _header_length(field: bytes) -> int:
+    """The header length a ``.npy`` file states after its magic and version
+    (two bytes in version 1.0, four after); a short field is a broken header, 0."""
+    return int.from_bytes(field, "little") if len(field) in (2, 4) else 0
 
 
 def _field(name: str) -> str:

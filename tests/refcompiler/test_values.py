@@ -1,11 +1,14 @@
 """``refcompiler.values``: an ``--inputs`` archive that is no regular file is
 malformed at once (a zip is read from its end), never a hang; a member's bad
-header is malformed and named; an array in the other byte order binds."""
+header is malformed and named, a huge one before it is read; a damaged or
+ambiguous archive is malformed; an array in the other byte order binds."""
 
 from __future__ import annotations
 
+import io
 import os
 import struct
+import warnings
 import zipfile
 
 import numpy as np
@@ -101,3 +104,59 @@ def test_a_member_name_with_control_characters_is_shown_escaped(tmp_path):
     with pytest.raises(MalformedInput) as e:
         bind_inputs(g, {"p\x1b[2J": np.zeros(3, np.float32)}, path="i.npz")
     assert "\x1b" not in str(e.value) and str(e.value).startswith("i.npz: 'p\\x1b[2J': 'p\\x1b[2J' names no storage")
+
+
+def test_a_header_length_past_numpys_bound_is_refused_before_it_is_read(tmp_path):
+    # numpy read a stated 1 GiB header whole (2 GB of memory from a 1 MB archive) before its own check
+    import tracemalloc
+
+    path = tmp_path / "header.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("A.npy", "w", force_zip64=True) as member:
+            member.write(np.lib.format.MAGIC_PREFIX + b"\x02\x00" + struct.pack("<I", 1 << 30))
+            for _ in range(4):
+                member.write(b" " * (16 << 20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(MalformedInput, match="header says it is 1073741824 bytes long, more than 10000"):
+            load_npz(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+
+
+def _archive(path, members: list[str], edit=None) -> str:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in members:
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.zeros(2, np.float32))
+            zf.writestr(name, buf.getvalue())
+    if edit is not None:
+        raw = bytearray(path.read_bytes())
+        edit(raw, raw.find(b"PK\x03\x04"), raw.find(b"PK\x01\x02"))
+        path.write_bytes(bytes(raw))
+    return str(path)
+
+
+def _encrypted(raw: bytearray, local: int, central: int) -> None:
+    raw[local + 6] |= 1
+    raw[central + 8] |= 1
+
+
+def _unknown_method(raw: bytearray, local: int, central: int) -> None:
+    raw[local + 8] = raw[central + 10] = 99
+
+
+@pytest.mark.parametrize("members, edit, says", [
+    (["A.npy"], _encrypted, "not a readable .npz file .*encrypted"),  # zipfile: RuntimeError (exit 4 before)
+    (["A.npy"], _unknown_method, "not a readable .npz file .*compression method"),  # NotImplementedError
+    (["A.npy", "A.npy"], None, "A: two members of the archive have this name"),  # np.load kept one, silently
+    (["A.npy", "A"], None, "A: two members of the archive have this name"),
+])
+def test_a_damaged_or_ambiguous_archive_is_malformed(tmp_path, members, edit, says):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns of the duplicate it is told to write
+        path = _archive(tmp_path / "x.npz", members, edit)
+    with pytest.raises(MalformedInput, match=says):
+        load_npz(path)
