@@ -48,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from refcompiler.pictures.charts import finite_number
     from refcompiler.pictures.report import campaign_html
 
     out = Path(args.out_dir)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")
     budget = Budget(time.monotonic() + PICTURE_SECONDS, MAX_CASE_BYTES)
     findings = [finding_view(out, e, summary.get("mutant"), budget) for e in entries[:MAX_FINDINGS]]
-    found_at = [float(e["seconds_to_find"]) for e in entries if isinstance(e.get("seconds_to_find"), (int, float))]
+    found_at = [t for t in (finite_number(e.get("seconds_to_find")) for e in entries) if t is not None]
     page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
     target = Path(args.output) if args.output is not None else out / "report.html"
     # the default page is inside a campaign directory, which may come from elsewhere (a
@@ -99,9 +100,12 @@ def _case_path(out: Path, entry: dict[str, Any]) -> Path | None:
     """The case file of a finding, only inside ``out`` (a summary is data: it
     may not point the report at other files)."""
     case = entry.get("case")
-    if not isinstance(case, str) or not case:
+    if not isinstance(case, str) or not case or "\0" in case:
         return None
-    path = (out / case).resolve()
+    try:
+        path = (out / case).resolve()
+    except (OSError, RuntimeError):  # a name too long, a loop of links
+        return None
     return path if path.is_relative_to(out.resolve()) else None
 
 

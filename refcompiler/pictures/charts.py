@@ -14,15 +14,23 @@ from typing import Any, Sequence
 
 from refcompiler.pictures.svg import document, element, text
 
-__all__ = ["throughput_svg", "progress_points"]
+__all__ = ["throughput_svg", "progress_points", "finite_number"]
 
 _W, _H = 720.0, 260.0
 _LEFT, _TOP, _RIGHT, _BOTTOM = 60.0, 30.0, 60.0, 40.0
 _CASES, _SCHEDULES, _FOUND = "#1565c0", "#2e7d32", "#c62828"
 
 
-def _number(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf") else None
+def finite_number(v: Any) -> float | None:
+    """A summary's value as a finite float, or ``None``: a file's number may be
+    a boolean, NaN, infinite, or an integer too large for a float."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if f == f and abs(f) != float("inf") else None
 
 
 def progress_points(summary: dict[str, Any]) -> list[tuple[float, float, float]]:
@@ -34,7 +42,7 @@ def progress_points(summary: dict[str, Any]) -> list[tuple[float, float, float]]
     points = []
     for p in series:
         if isinstance(p, dict):
-            values = [_number(p.get(k)) for k in ("seconds", "cases", "schedules")]
+            values = [finite_number(p.get(k)) for k in ("seconds", "cases", "schedules")]
             if all(v is not None for v in values):
                 points.append(tuple(values))
     return sorted(points)  # type: ignore[arg-type]
@@ -57,14 +65,14 @@ def _line(points: Sequence[tuple[float, float]], x, y, color: str) -> str:
 def throughput_svg(summary: dict[str, Any], found_at: Sequence[float]) -> str:
     """The chart: time on the x axis, cases/s (left axis) and schedules/s
     (scaled to the same height, right axis) on the y axis, a red tick per finding."""
-    seconds = _number(summary.get("seconds")) or 0.0
+    seconds = finite_number(summary.get("seconds")) or 0.0
     rates = _rates(progress_points(summary))
     if rates:
         series_c = [(t, c) for t, c, _ in rates]
         series_s = [(t, s) for t, _, s in rates]
         note = "from the summary's progress series"
     else:
-        cps, sps = _number(summary.get("cases_per_second")) or 0.0, _number(summary.get("schedules_per_second")) or 0.0
+        cps, sps = finite_number(summary.get("cases_per_second")) or 0.0, finite_number(summary.get("schedules_per_second")) or 0.0
         series_c, series_s = [(0.0, cps), (seconds, cps)], [(0.0, sps), (seconds, sps)]
         note = "averages over the campaign (the summary has no progress series)"
     span = max([seconds, *(t for t, _ in series_c), *found_at, 1e-9])

@@ -151,6 +151,18 @@ def test_a_case_of_the_users_code_replays_with_its_module_allowed(capsys, out_di
     assert "passes without the mutant" not in html and "None" not in re.sub(r"<[^>]*>", "", html)
 
 
+def test_numbers_too_large_for_a_float_and_a_case_name_with_a_nul_are_a_summarys_data_not_a_crash(capsys, out_dir):
+    # each was exit 4: OverflowError converting to float, ValueError on an embedded null byte
+    doc = json.loads((out_dir / "summary.json").read_text())
+    huge = 10**400
+    doc.update(seconds=huge, cases_per_second=huge, progress=[{"seconds": 0, "cases": 0, "schedules": 0}, {"seconds": 1, "cases": huge, "schedules": 2}])
+    doc["signatures"][0]["seconds_to_find"] = huge
+    doc["signatures"].append({**doc["signatures"][1], "case": "cases/\u0000x.json"})
+    (out_dir / "summary.json").write_text(json.dumps(doc))
+    code, out, err = refc(capsys, "report", out_dir)
+    assert (code, err) == (0, "") and "3 findings" in out
+
+
 def test_pictures_stop_when_the_pages_layout_time_is_spent_and_the_cases_still_show(capsys, out_dir, monkeypatch):
     from refc.cli import report
 
