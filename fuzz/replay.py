@@ -89,9 +89,9 @@ def case_problem(case: Case) -> str | None:
             except RefCompilerError as e:
                 return f"pipeline: {e}"
     if case.target is not None and ":" not in case.target.spec and case.target.spec not in BUILTIN:
-        return f"target: unknown target {case.target.spec!r} (built in: {', '.join(sorted(BUILTIN))})"
+        return f"target: unknown target {shown(case.target.spec)} (built in: {', '.join(sorted(BUILTIN))})"
     if case.mutant is not None and case.mutant not in CATALOG:
-        return f"mutant: unknown mutant {case.mutant!r} (known: {', '.join(CATALOG)})"
+        return f"mutant: unknown mutant {shown(case.mutant)} (known: {', '.join(CATALOG)})"
     scheduler = getattr(case, "scheduler", None)
     if isinstance(scheduler, str) and ":" not in scheduler and scheduler not in SCHEDULERS:
         return f"scheduler: unknown scheduler {shown(scheduler)} (known: {', '.join(SCHEDULERS)}; or module:attribute)"

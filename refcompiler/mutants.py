@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
+from refcompiler.limits import shown
 from refcompiler.variants import installed
 
 __all__ = ["Mutant", "CATALOG", "activate", "get"]
@@ -204,7 +205,7 @@ def get(name: str) -> Mutant:
         return CATALOG[name]
     except KeyError:
         known = ", ".join(CATALOG)
-        raise UsageError(f"unknown mutant {name!r} (known: {known})") from None
+        raise UsageError(f"unknown mutant {shown(name)} (known: {known})") from None
 
 
 # the correct compiler: nothing to install (a context manager that may be entered any number of times)

@@ -94,13 +94,16 @@ def case_order(graph: Graph, path: str) -> tuple[list[str], str] | None:
 
 def case_notes(graph: Graph) -> list[str]:
     """The provenance of a case, one line each: its expectation, who found it."""
+    from refcompiler.limits import clipped
+    from refcompiler.pictures.graph import MAX_NOTE
+
     meta = dict(graph.meta)
     notes = []
     if meta.get("mutant"):
         notes.append(f"kills mutant {meta['mutant']}" + (f" (pipeline {meta['pipeline']})" if meta.get("pipeline") else ""))
     if meta.get("found_by"):
         notes.append(f"found by: {meta['found_by']}")
-    return [str(n) for n in notes]
+    return [clipped(str(n), MAX_NOTE) for n in notes]  # a file's text: a DOT string holds at most 16 KiB
 
 
 def allow_flags(path: str | Path) -> list[str]:

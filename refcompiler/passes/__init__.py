@@ -90,7 +90,7 @@ def _known() -> str:
 
 def _by_name(name: str) -> tuple[str, Pass]:
     if name not in PASSES:
-        raise UsageError(f"unknown pass {name!r} (known: {_known()})")
+        raise UsageError(f"unknown pass {shown(name)} (known: {_known()})")
     return name, PASSES[name]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from refcompiler.errors import UsageError
+from refcompiler.limits import shown
 from refcompiler.plugins import load_attribute
 
 __all__ = ["BUILTIN", "resolve_target"]
@@ -35,7 +36,7 @@ def resolve_target(spec: str) -> Any:
     """The target ``spec`` names; ``UsageError`` (exit 2) for an unknown name, or
     naming the pip command when the target's package is missing."""
     if spec not in BUILTIN and ":" not in spec:
-        raise UsageError(f"target {spec!r}: not a built-in target ({', '.join(sorted(BUILTIN))}) nor module:attribute")
+        raise UsageError(f"target {shown(spec)}: not a built-in target ({', '.join(sorted(BUILTIN))}) nor module:attribute")
     target = load_attribute(BUILTIN.get(spec, spec), "target")
     for attr in ("name", "configurations", "build", "session"):
         if not hasattr(target, attr):

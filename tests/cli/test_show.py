@@ -239,3 +239,12 @@ def test_show_of_a_case_draws_the_finding_it_records_red(capsys, tmp_path):
     assert code == 0 and "finding" in read(out).vertices
     path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(finding={"signature": 3}), "--format", "dot")
     assert (code, out) == (2, "") and f"{path}: finding: expected" in err
+
+
+def test_a_cases_long_provenance_is_clipped_in_its_picture(capsys, tmp_path):
+    # found_by of 17,000 characters went whole into the DOT label, which dot refuses past 16 KiB (exit 4)
+    doc = json.loads((ROOT / "corpus/mutant.share-ignore-later-reads.json").read_text())
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({**doc, "found_by": "refc fuzz " + "x" * 17000}))
+    code, out, err = refc(capsys, "show", path, "--format", "svg", "-o", tmp_path / "c.svg")
+    assert (code, err) == (0, "") and (tmp_path / "c.svg").stat().st_size < 100_000

@@ -79,6 +79,13 @@ def test_a_case_that_cannot_be_checked_is_malformed(fields, message):
     assert out.verdict is Verdict.MALFORMED and out.detail.startswith(message)
 
 
+@pytest.mark.parametrize("fields", [{"mutant": "m" * 300_000}, {"pipeline": "O" * 100_000}])
+def test_a_long_unknown_name_is_cut_short_in_the_verdict(fields):
+    # a 300,000-character mutant name was written back whole, one line of stdout or stderr
+    out = judge(_case(**fields))
+    assert out.verdict is Verdict.MALFORMED and len(out.detail) < 2_000 and "characters)" in out.detail
+
+
 def test_an_illegal_stored_schedule_is_malformed():
     assert judge(_case(schedule=NODES)).verdict is Verdict.OK  # the file's order is a legal one
     out = judge(_case(schedule=NODES[::-1]))  # every node, but a result before its inputs
