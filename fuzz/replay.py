@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
+from refcompiler.errors import ExecutionError, LimitExceeded, RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.limits import clipped, shown
 from refcompiler.mutants import CATALOG
@@ -129,6 +129,20 @@ def _schedule_problem(case: Case) -> str | None:
     return None
 
 
+def _over_limits(case: Case) -> str | None:
+    """Why the case's graph is beyond refc's resource limits (``LimitExceeded``
+    from checking it: a result too large, found by shape inference), or
+    ``None``: a file too large to check, as every other command says, not a
+    regression of the compiler."""
+    from refcompiler.verifier import violations
+
+    try:
+        violations(case.graph)  # remembered: checking the case again does not repeat it
+    except LimitExceeded as e:
+        return str(e)
+    return None
+
+
 def plugin_problem(case: Case) -> str | None:
     """Why a plug-in the case names cannot be loaded (its module does not import
     from here, the attribute is missing or is no pipeline, scheduler or target),
@@ -158,7 +172,7 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
     kills it is ``regressed``, any other case is ``ok`` either way."""
     from fuzz.oracle import check_case
 
-    problem = case_problem(case)
+    problem = case_problem(case) or _over_limits(case)
     if problem is not None:
         return Outcome(Verdict.MALFORMED, problem)
     unloadable = plugin_problem(case)

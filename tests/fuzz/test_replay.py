@@ -86,6 +86,15 @@ def test_a_long_unknown_name_is_cut_short_in_the_verdict(fields):
     assert out.verdict is Verdict.MALFORMED and len(out.detail) < 2_000 and "characters)" in out.detail
 
 
+def test_a_graph_whose_results_pass_the_limits_is_malformed_not_a_regression():
+    # a broadcast of [N, 1] and [1, N] is found too large by shape inference: it was "regressed: crash at verify"
+    storage = SGD["storage"] + [{"name": "big_u", "kind": "placeholder", "dtype": "float32", "shape": [100000, 1]},
+                                {"name": "big_v", "kind": "placeholder", "dtype": "float32", "shape": [1, 100000]}]
+    nodes = SGD["nodes"] + [{"name": "big_t", "op": "add", "inputs": ["big_u", "big_v"]}]
+    out = judge(_case(storage=storage, nodes=nodes))
+    assert out.verdict is Verdict.MALFORMED and "more than the limit 16777216 (REFC_MAX_ELEMENTS)" in out.detail
+
+
 def test_an_illegal_stored_schedule_is_malformed():
     assert judge(_case(schedule=NODES)).verdict is Verdict.OK  # the file's order is a legal one
     out = judge(_case(schedule=NODES[::-1]))  # every node, but a result before its inputs
