@@ -69,9 +69,13 @@ def run(args: argparse.Namespace) -> int:
     files = case_files(args.paths)
     if not files:
         raise MalformedInput("no case files (*.json) found", path=", ".join(args.paths))
+    named = {Path(p) for p in args.paths}
     counts: Counter[Verdict] = Counter()
     for path in files:
-        verdict, detail = _one(path, args, allowed)
+        if path not in named and not path.is_file():  # met in a directory: not waited for, nor read for ever
+            verdict, detail = Verdict.MALFORMED, "not a regular file (a pipe, a device, or a link to one, among the cases)"
+        else:
+            verdict, detail = _one(path, args, allowed)
         counts[verdict] += 1
         if args.isolated:
             print(_VERDICT_LINE + json.dumps([verdict.value, detail]))
@@ -89,9 +93,10 @@ def _one(path: Path, args: argparse.Namespace, allowed: set[str]) -> tuple["Verd
 
     try:
         case = load_case(path)
-    except MalformedInput as e:  # its message leads with the path the line already names
+    except RefCompilerError as e:  # malformed, or past a limit (this case only: the others still run)
         text = str(e)
-        return Verdict.MALFORMED, text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text
+        verdict = Verdict.MALFORMED if e.exit_code == 2 else Verdict.REGRESSED
+        return verdict, text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text  # the line names the path
     modules = plugin_modules(case)
     missing = [m for m in modules if m not in allowed]
     if missing:

@@ -81,3 +81,19 @@ def test_a_pass_under_a_scheduler_that_now_orders_otherwise_than_recorded_says_s
         code, out, err = refc(capsys, "replay", path)
         assert code == 0 and "ok: pass" in out, out + err
         assert ("topo now orders the graph otherwise than when the case was recorded" in out) is note, out
+
+
+def test_in_a_directory_a_file_past_the_limit_or_no_regular_file_is_one_malformed_verdict(tmp_path, capsys, monkeypatch):
+    # an oversized file ended the whole replay (one line, no other verdict); each named pipe waited 30 s
+    import os
+
+    (tmp_path / "z.json").write_text((ROOT / "corpus/example.sgd_momentum.json").read_text())
+    (tmp_path / "big.json").write_text(" " * 5000)
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", "4096")
+    code, out, err = refc(capsys, "replay", tmp_path)
+    lines = out.splitlines()
+    assert code == 2 and err == "" and lines[-1] == "replayed 4 cases: 1 ok, 0 regressed, 3 malformed, 0 needs plug-in", out
+    assert f"{tmp_path / 'big.json'}: malformed: more than the limit of 4096 bytes" in out
+    assert f"{tmp_path / 'pipe.json'}: malformed: not a regular file" in out and f"{tmp_path / 'zero.json'}: malformed: not a regular file" in out
