@@ -149,11 +149,13 @@ def drawing(graph: Graph, path: str) -> str:
 
 def _check_order(graph: Graph, order: list[str], path: str, field: str) -> None:
     """A case's order names only ``graph``'s nodes, each once (it may miss some: a
-    scheduler's order of the graph without its dead code); else ``MalformedInput``.
-    A file's order of two million names drew 400 MB of DOT."""
+    scheduler's order of the graph without its dead code; a ``scheduler_order``
+    may repeat one, as the scheduler did: the picture says so); else
+    ``MalformedInput``. A file's order of two million names drew 400 MB of DOT."""
     from fuzz.replay import order_problem
 
-    if len(order) > len(graph.nodes) or not set(order) <= set(graph.node_by_name):
+    repeated = field == "schedule" and len(set(order)) != len(order)
+    if repeated or len(order) > len(graph.nodes) or not set(order) <= set(graph.node_by_name):
         raise MalformedInput(order_problem(graph, order) or "names a node twice", path=path, field=field)
 
 

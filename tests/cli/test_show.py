@@ -248,3 +248,12 @@ def test_a_cases_long_provenance_is_clipped_in_its_picture(capsys, tmp_path):
     path.write_text(json.dumps({**doc, "found_by": "refc fuzz " + "x" * 17000}))
     code, out, err = refc(capsys, "show", path, "--format", "svg", "-o", tmp_path / "c.svg")
     assert (code, err) == (0, "") and (tmp_path / "c.svg").stat().st_size < 100_000
+
+
+def test_a_case_schedule_naming_a_node_twice_is_malformed_as_replay_says(capsys, tmp_path):
+    doc = json.loads((ROOT / "corpus/example.sgd_momentum.json").read_text())
+    first = doc["nodes"][0]["name"]
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({**doc, "schedule": [first, first]}))
+    code, out, err = refc(capsys, "show", path, "--format", "dot")
+    assert (code, out) == (2, "") and err == f"refc show: {path}: schedule: names a node twice: '{first}'\n"
