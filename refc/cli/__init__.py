@@ -17,7 +17,9 @@ error. A ``RefCompilerError`` becomes one message on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import os
 import sys
 import traceback
 from typing import Sequence
@@ -104,10 +106,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception:  # not a user's mistake but a bug in refc: exit 4, never 1 (a finding)
-        traceback.print_exc()
-        print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
-        return 4
+    except OSError as e:
+        if e.errno not in _CANNOT_WRITE:
+            return _internal(args)
+        # a full disk or stdout, a quota: the machine's state, not a finding or a bug of refc's
+        _drop_stdout()
+        print(f"refc {args.command}: cannot write its output: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception:
+        return _internal(args)
+
+
+_CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _internal(args: argparse.Namespace) -> int:
+    """Not a user's mistake but a bug in refc: the traceback, exit 4 (never 1, a finding)."""
+    traceback.print_exc()
+    print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
+    return 4
+
+
+def _drop_stdout() -> None:
+    """Stop writing to a stdout that failed: what is still buffered would fail
+    again when the interpreter flushes it on exit, with a message of its own."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a test's capture)
+        pass
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -251,3 +252,11 @@ def test_write_json_atomic_still_writes_json(tmp_path):
 
     write_json_atomic(tmp_path / "a" / "b.json", {"k": [1, 2]})
     assert json.loads((tmp_path / "a" / "b.json").read_text()) == {"k": [1, 2]}
+
+
+@pytest.mark.parametrize("argv", [["check", str(SGD)], ["run", str(SGD), "--out", "-"], ["compile", str(SGD)]])
+def test_a_full_stdout_is_one_line_and_exit_2_not_an_internal_error(argv):
+    # "OSError: [Errno 28] No space left on device", a traceback and exit 4 before
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "refc", *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and done.stderr == f"refc {argv[0]}: cannot write its output: No space left on device\n", done.stderr
