@@ -26,7 +26,7 @@ from specs import TensorType
 from refcompiler.errors import MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
-from refcompiler.graph_json import MAX_NAME, default_name
+from refcompiler.graph_json import MAX_NAME, default_name, graph_from_doc, graph_to_doc
 from refcompiler.limits import printable, shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
@@ -166,6 +166,10 @@ def _import(model: ModelProto, dims: dict[str, int], values: dict[str, np.ndarra
     for vi in g.output:
         _output(b, vi, env, outputs[vi.name])
     graph = Graph(name=name, storage=tuple(b.storage), nodes=tuple(b.nodes))
+    try:  # what is written must read back: names, shapes and ranks as a graph file holds them
+        graph_from_doc(graph_to_doc(graph))
+    except MalformedInput as e:
+        raise Refused("the model", f"makes no valid refc graph: {e}") from None
     return Imported(graph=graph, inputs=inputs, outputs=outputs)  # type: ignore[arg-type]
 
 

@@ -193,6 +193,25 @@ def test_a_shape_a_graph_file_cannot_hold_is_refused(shape, says):
         import_model(m)
 
 
+def _relu(inputs: list[str], outputs: list[str], x: str = "x", shape: tuple[int, ...] = (2,), out_shape: tuple[int, ...] = (2,), nodes=None, inits=()):
+    graph = helper.make_graph(nodes or [helper.make_node("Relu", [x], ["y"])], "m",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in inputs],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, out_shape) for n in outputs], initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("m, says", [
+    (_relu(["x" * 300], ["y"], x="x" * 300), r"storage\[0\].name: .* \(302 characters\) is not a valid name"),
+    (_relu(["x"], ["y", "y"]), r"duplicate name 'y.1'"),
+    (_relu(["x"], ["y"], shape=(6,), out_shape=(1,) * 9 + (6,), nodes=[helper.make_node("Reshape", ["x", "s"], ["y"])],
+           inits=[numpy_helper.from_array(np.array([1] * 9 + [6], np.int64), "s")]), r"a storage shape has 1 to 8 dimensions"),
+])
+def test_a_model_that_makes_no_valid_graph_file_is_refused_not_written(m, says):
+    # each was written, exit 0, and refc check then refused the file
+    with pytest.raises(MalformedInput, match=f"the model: makes no valid refc graph: .*{says}"):
+        import_model(m)
+
+
 def test_names_from_the_model_and_its_file_are_shown_escaped(tmp_path):
     # a node's name went into a refusal raw (an ESC reached the terminal); a file or
     # graph name with a control character or a non-UTF-8 byte became the graph's name,
