@@ -59,6 +59,13 @@ class OnnxNode:
             raise self.refuse(f"its {what} (input {i}) is not a constant; refc needs it known at import time")
         return v.const
 
+    def const_ints(self, i: int, what: str) -> list[int]:
+        """A constant int64 list input (ONNX's axes and shapes are 1-d int64 tensors)."""
+        v = self.const(i, what)
+        if v.dtype != np.int64 or v.ndim != 1:
+            raise self.refuse(f"its {what} (input {i}) is {v.dtype}{list(v.shape)}; ONNX has it a 1-d int64 tensor")
+        return [int(d) for d in v]
+
     def attr(self, name: str, default: object = None) -> object:
         return self.attrs.get(name, default)
 
@@ -123,7 +130,17 @@ def _gemm(n: OnnxNode) -> list[Value]:
     alpha, beta = float(n.attr("alpha", 1.0)), float(n.attr("beta", 1.0))  # type: ignore[arg-type]
     if alpha != 1.0:
         y = n.emit(OpKind.MUL, [y.ref, n.scalar(alpha)])  # type: ignore[list-item]
-    if not n.has(2) or beta == 0.0:
+    if not n.has(2):
+        return [y]
+    if beta == 0.0:  # C is still an input of the op: it must broadcast, as ONNX says whatever beta is
+        c_value = n.value(2)  # (not stored: it adds nothing)
+        c_shape = tuple(c_value.const.shape) if c_value.const is not None else c_value.type.shape  # type: ignore[union-attr]
+        try:
+            fits = np.broadcast_shapes(c_shape, y.type.shape) == y.type.shape  # type: ignore[union-attr]
+        except ValueError:
+            fits = False
+        if not fits:
+            raise n.refuse(f"C {list(c_shape)} does not broadcast to the shape of A @ B, {list(y.type.shape)}")  # type: ignore[union-attr]
         return [y]
     c = n.data(2)
     if beta != 1.0:
@@ -143,7 +160,7 @@ def _reduce_sum(n: OnnxNode) -> list[Value]:
     """Axes as an attribute before opset 13, as a constant input from 13."""
     x = n.data(0)
     if n.opset >= 13:
-        axes = [int(a) for a in n.const(1, "axes").ravel()] if n.has(1) else None
+        axes = n.const_ints(1, "axes") if n.has(1) else None
     else:
         axes = [int(a) for a in n.attr("axes")] if n.attr("axes") is not None else None  # type: ignore[union-attr]
     if axes == []:
@@ -162,7 +179,7 @@ def _concat(n: OnnxNode) -> list[Value]:
 def _reshape(n: OnnxNode) -> list[Value]:
     """A constant target shape: 0 copies the input's dimension (unless ``allowzero``), -1 is inferred."""
     x, xt = n.data(0), n.type(0)
-    shape = [int(d) for d in n.const(1, "shape").ravel()]
+    shape = n.const_ints(1, "shape")
     if n.attr("allowzero", 0) and 0 in shape:
         raise n.refuse(f"shape {shape} with allowzero=1 is zero-sized: zero-sized tensors are not supported")
     if shape.count(-1) > 1 or any(d < -1 for d in shape):
@@ -191,6 +208,9 @@ def _cast(n: OnnxNode) -> list[Value]:
 
 def _constant(n: OnnxNode) -> list[Value]:
     a = n.attrs
+    given = sorted(k for k in a if k.startswith(("value", "sparse_value")))
+    if len(given) > 1:
+        raise n.refuse(f"a Constant has exactly one value attribute, this one {', '.join(given)}")
     if "value" in a:
         array = tensor_array(a["value"], n.where)
     elif "value_float" in a or "value_floats" in a:

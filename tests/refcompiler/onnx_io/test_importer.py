@@ -72,6 +72,29 @@ def test_gemm_alpha_beta_and_transposes():
     assert (run(m, a=a, b=b, c=c) == want).all()
 
 
+def _const(name: str, array: np.ndarray) -> TensorProto:
+    return numpy_helper.from_array(array, name)
+
+
+@pytest.mark.parametrize("m, says", [
+    # a float axes [0.5] was imported as axis 0; float or 2-d shapes were taken as ints
+    (model(helper.make_node("ReduceSum", ["x", "ax"], ["y"]), [("x", X)], [3, 4], initializers=[_const("ax", np.array([0.5], np.float32))]),
+     r"its axes \(input 1\) is float32\[1\]; ONNX has it a 1-d int64 tensor"),
+    (model(helper.make_node("Reshape", ["x", "s"], ["y"]), [("x", X)], [24], initializers=[_const("s", np.array([24], np.int32))]),
+     r"its shape \(input 1\) is int32\[1\]"),
+    (model(helper.make_node("Reshape", ["x", "s"], ["y"]), [("x", X)], [24], initializers=[_const("s", np.array([[24]], np.int64))]),
+     r"its shape \(input 1\) is int64\[1, 1\]"),
+    # beta=0 ignored a C that does not broadcast; ONNX asks it of C whatever beta is
+    (model(helper.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.0), [("a", X[0]), ("b", X[1].T), ("c", np.ones((7, 7), np.float32))], [3, 3]),
+     r"C \[7, 7\] does not broadcast to the shape of A @ B, \[3, 3\]"),
+    (model(helper.make_node("Constant", [], ["y"], value_float=1.0, value_int=2), [], [1]),
+     r"a Constant has exactly one value attribute, this one value_float, value_int"),
+])
+def test_inputs_and_attributes_onnx_does_not_allow_are_refused(m, says):
+    with pytest.raises(MalformedInput, match=says):
+        import_model(m)
+
+
 def test_a_zero_d_constant_beside_a_tensor_broadcasts():
     k = numpy_helper.from_array(np.array(3.0, dtype=np.float32), "k")
     m = model(helper.make_node("Mul", ["x", "k"], ["y"]), [("x", X)], list(X.shape), initializers=[k])
