@@ -15,9 +15,19 @@ query under an assumption, never a fresh solver:
 
 The query is decided by Z3 alone; no reachability computed here feeds it, so
 the decider is independent of ``reach``.
+
+Z3's difference-logic solver does not poll its time limit: one check of a
+problem of tens of thousands of nodes ran 40 s past a 10 s deadline. A
+problem of ``CHILD_NODES`` nodes or more is therefore decided in a child
+process, which is stopped at the deadline (and a moment's grace for Z3's own
+``unknown``); its pairs are then undecided.
 """
 
 from __future__ import annotations
+
+import gc
+import multiprocessing
+import time
 
 from refcompiler.errors import InternalError
 from refcompiler.proofs import smt
@@ -28,10 +38,63 @@ __all__ = ["ENGINE", "decide"]
 
 ENGINE = "z3"
 
+CHILD_NODES = 5_000  # nodes from which a decision with a deadline runs in a child process
+GRACE = 1.0  # seconds past the deadline the child has to return Z3's own unknowns
+
 
 def decide(problem: Problem, *, deadline: float | None = None) -> Decision:
     """Decide every pair of ``problem`` with Z3 within ``deadline``
     (``time.monotonic()``); pairs left when it passes are ``UNKNOWN``."""
+    in_child = (deadline is not None and problem.deps.number_of_nodes() >= CHILD_NODES
+                and "fork" in multiprocessing.get_all_start_methods()
+                and not multiprocessing.current_process().daemon)  # (a daemonic process may not start one)
+    if not in_child:
+        return _decide(problem, deadline)
+    return _decide_in_child(problem, deadline)
+
+
+def _decide_in_child(problem: Problem, deadline: float) -> Decision:
+    """``_decide`` in a forked child, stopped if it is not done by ``deadline`` + ``GRACE``."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(problem, deadline, sender), daemon=True)
+    gc.freeze()  # the child's collector leaves the parent's objects alone: no copy of every page it touches
+    try:
+        child.start()
+    finally:
+        gc.unfreeze()
+    sender.close()
+    try:
+        if receiver.poll(max(0.0, deadline - time.monotonic()) + GRACE):
+            try:
+                found = receiver.recv()
+            except EOFError:  # it died without a word (its memory, a signal)
+                found = None
+            if isinstance(found, BaseException):
+                raise found
+            if isinstance(found, Decision):
+                return found
+            child.join(5)
+            why = f"the Z3 process ended with exit code {child.exitcode} before it decided"
+        else:
+            why = "Z3 ran past the time limit and was stopped"
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receiver.close()
+    return Decision(ENGINE, {p: Order.UNKNOWN for p in problem.pairs}, detail=why)
+
+
+def _child(problem: Problem, deadline: float, sender: object) -> None:
+    try:
+        result: object = _decide(problem, deadline)
+    except BaseException as e:  # handed to the parent, which raises it as its own
+        result = e
+    sender.send(result)  # type: ignore[attr-defined]
+
+
+def _decide(problem: Problem, deadline: float | None) -> Decision:
     pairs = problem.pairs
     s = smt.difference_solver()
     pos = smt.int_vars(problem.deps.nodes, prefix="pos.")
