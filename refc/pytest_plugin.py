@@ -42,6 +42,15 @@ def _roots(config: pytest.Config) -> list[Path]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    mutant = config.getoption("refc_mutant")
+    if mutant is not None:  # a misspelt mutant would check nothing and pass
+        from refcompiler.errors import UsageError
+        from refcompiler.mutants import get
+
+        try:
+            get(mutant)
+        except UsageError as e:
+            raise pytest.UsageError(f"--refc-mutant: {e}") from None
     for root in _roots(config):
         if not root.exists():
             raise pytest.UsageError(f"--refc-corpus {root}: no such file or directory")

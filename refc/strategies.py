@@ -31,6 +31,7 @@ from fuzz.schedules import ScheduleChoice, ScheduleSource
 from refcompiler.driver import scheduled_graph
 from fuzz.schedules import schedules as _schedules
 from fuzz.strategies import Feature
+from fuzz.strategies.builder import MAX_DIM
 from fuzz.strategies import graphs as _graphs
 from fuzz.strategies import invalid_graphs as _invalid_graphs
 from refcompiler.graph import Graph
@@ -68,13 +69,15 @@ def graphs(
     min_nodes: int = 1,
     max_nodes: int = DEFAULT_MAX_NODES,
     swarm: bool = True,
+    max_dim: int = MAX_DIM,
 ) -> st.SearchStrategy[ExampleGraph]:
     """Valid graphs (the verifier accepts every one) with owned variables,
     placeholders read and saved, in-place candidates, views, several results.
     ``ops``/``features``: what a swarm example draws its subset from (default
-    all); ``swarm=False`` enables all in every example. Arguments are checked
-    when the strategy is built."""
-    return _graphs(ops=ops, features=features, min_nodes=min_nodes, max_nodes=max_nodes, swarm=swarm).map(example)
+    all); ``swarm=False`` enables all in every example. ``max_dim``: the
+    largest size drawn for an axis (``refc fuzz --max-dim``). Arguments are
+    checked when the strategy is built."""
+    return _graphs(ops=ops, features=features, min_nodes=min_nodes, max_nodes=max_nodes, swarm=swarm, max_dim=max_dim).map(example)
 
 
 def invalid_graphs(invariant: str) -> st.SearchStrategy[ExampleGraph]:

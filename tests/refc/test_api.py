@@ -49,6 +49,11 @@ def test_drawn_graphs_print_as_their_json_and_compare_equal_to_plain_graphs(grap
     assert refc.validate(graph) == []
 
 
+@given(graphs(max_dim=12))
+def test_the_public_graphs_take_max_dim_as_the_readme_says(graph):
+    assert isinstance(graph, ExampleGraph) and refc.validate(graph) == []
+
+
 @given(invalid_graphs("OWN-4"))
 def test_invalid_graphs_break_their_invariant(graph):
     assert "OWN-4" in [v.invariant for v in refc.validate(graph)]

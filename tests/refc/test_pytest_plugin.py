@@ -78,3 +78,11 @@ def test_a_case_naming_a_users_code_imports_it_only_when_allowed(tmp_path):
     done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-allow-plugin", "my_passes")
     assert done.returncode == 0, done.stdout[-3000:]
     assert (tmp_path / "imported").read_text() == "yes"
+
+
+def test_an_unknown_mutant_is_a_usage_error_not_a_pass(tmp_path):
+    # a misspelt --refc-mutant replayed every case against no mutant, and the kill checks passed
+    (tmp_path / "corpus").mkdir()
+    shutil.copy(ROOT / "corpus" / "mutant.inplace-stencil.json", tmp_path / "corpus")
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-mutant", "inplace-stensil")
+    assert done.returncode == 4 and "--refc-mutant: unknown mutant 'inplace-stensil'" in done.stdout + done.stderr, done.stdout[-3000:]
