@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from fuzz.corpus import case_files
+    from fuzz.corpus import case_files, is_campaign_dir
     from fuzz.replay import Verdict, exit_code
     from refcompiler.mutants import get as get_mutant
 
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         get_mutant(args.replay_mutant)
     allowed = {a.partition(":")[0] for a in args.allow}
     files = case_files(args.paths)
-    if not files:
+    if not files and not all(is_campaign_dir(Path(p)) for p in args.paths):  # a campaign that found nothing has none
         raise MalformedInput("no case files (*.json) found", path=", ".join(args.paths))
     named = {Path(p) for p in args.paths}
     counts: Counter[Verdict] = Counter()

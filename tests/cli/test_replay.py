@@ -97,3 +97,15 @@ def test_in_a_directory_a_file_past_the_limit_or_no_regular_file_is_one_malforme
     assert code == 2 and err == "" and lines[-1] == "replayed 4 cases: 1 ok, 0 regressed, 3 malformed, 0 needs plug-in", out
     assert f"{tmp_path / 'big.json'}: malformed: more than the limit of 4096 bytes" in out
     assert f"{tmp_path / 'pipe.json'}: malformed: not a regular file" in out and f"{tmp_path / 'zero.json'}: malformed: not a regular file" in out
+
+
+def test_a_campaign_that_found_nothing_replays_as_zero_cases(tmp_path, capsys):
+    # a CI step replaying the night's output failed (exit 2, "no case files") on a night with no finding
+    out = tmp_path / "nightly"
+    (out / "cases").mkdir(parents=True)
+    (out / "summary.json").write_text('{"format": "refc-fuzz-summary/1"}')
+    (out / "junit.xml").write_text("<testsuites/>")
+    code, text, err = refc(capsys, "replay", out)
+    assert (code, err) == (0, "") and text == "replayed 0 cases: 0 ok, 0 regressed, 0 malformed, 0 needs plug-in\n"
+    code, text, err = refc(capsys, "replay", tmp_path / "nightly" / "cases")  # a plain directory without cases is still refused
+    assert code == 2 and "no case files" in err
