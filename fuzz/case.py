@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ __all__ = [
     "case_from_doc",
     "case_to_doc",
     "case_inputs",
+    "whole_order",
 ]
 
 # A case's pipeline is data: its length is bounded, as a file's every resource is
@@ -307,3 +308,16 @@ def case_inputs(case: Case) -> dict[str, np.ndarray]:
         s: Storage = case.graph.storage_by_name[name]
         out[name] = initial_value(replace(s, init=init))
     return out
+
+
+def whole_order(graph: Graph, order: Sequence[str]) -> tuple[str, ...]:
+    """A compiled order as a case's ``schedule``, which names every node:
+    ``order`` with the nodes it lacks (the dead code the compiler dropped
+    before scheduling) put each right after the last node it reads."""
+    placed, have = list(order), set(order)
+    for node in graph.nodes:  # a node after the nodes it reads, in a valid graph
+        if node.name not in have:
+            after = max((placed.index(r.name) for r in node.inputs if r.name in have), default=-1)
+            placed.insert(after + 1, node.name)
+            have.add(node.name)
+    return tuple(placed)

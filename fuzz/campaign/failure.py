@@ -15,7 +15,7 @@ from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import CampaignConfig
-from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc
+from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc, whole_order
 from fuzz.corpus import replay
 from fuzz.replay import case_problem
 from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
@@ -148,7 +148,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     if expect.kind is ExpectKind.REJECT:
         return base
     choice = finding.schedule
-    order = None if finding.order is None else _whole(graph, tuple(n for n in finding.order if n in graph.node_by_name))
+    order = None if finding.order is None else whole_order(graph, tuple(n for n in finding.order if n in graph.node_by_name))
     by_scheduler = None
     if choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None:
         by_scheduler = replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed,
@@ -172,19 +172,6 @@ def _as_given(graph: Graph, order: tuple[str, ...] | None) -> tuple[str, ...] | 
         return None
     known = set(graph.node_by_name) | set(scheduled_graph(graph).node_by_name)
     return tuple(n for n in order if n in known)
-
-
-def _whole(graph: Graph, order: tuple[str, ...]) -> tuple[str, ...]:
-    """``order`` with the nodes it lacks put each right after the last node it
-    reads: the dead code the compiler dropped before scheduling, which a graph
-    whose shrinking was cut short still has. A case's schedule names every node."""
-    placed, have = list(order), set(order)
-    for node in graph.nodes:  # a node after the nodes it reads, in a valid graph
-        if node.name not in have:
-            after = max((placed.index(r.name) for r in node.inputs if r.name in have), default=-1)
-            placed.insert(after + 1, node.name)
-            have.add(node.name)
-    return tuple(placed)
 
 
 def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | None:

@@ -152,6 +152,7 @@ def _validation_doc(v: Validation) -> dict[str, Any]:
 
 def _write_case(args: argparse.Namespace, graph: Graph, settings: Settings, v: Validation) -> None:
     """The counterexample as a corpus case: the graph, its order, pipeline and inputs."""
+    from fuzz.case import whole_order
     from refcompiler.graph_json import graph_to_doc, write_json_atomic
     from refcompiler.proofs import Verdict
 
@@ -159,9 +160,9 @@ def _write_case(args: argparse.Namespace, graph: Graph, settings: Settings, v: V
         return
     doc = graph_to_doc(replace(graph, meta=()))
     doc["expect"] = "pass"
-    doc["schedule"] = [n for n in v.schedule if n in graph.node_by_name]
+    doc["schedule"] = list(whole_order(graph, [n for n in v.schedule if n in graph.node_by_name]))  # its dead nodes too
     doc["pipeline"] = settings.pipeline
     doc["inputs"] = {name: {"value": a.tolist()} for name, a in v.inputs.items()}
-    doc["found_by"] = f"refc validate --pipeline {settings.pipeline} --runs {args.runs}"
+    doc["found_by"] = f"refc validate --pipeline {settings.pipeline} --runs {args.runs}" + (" --all-schedules" if args.all_schedules else "")
     doc["mutant"] = settings.mutant or getattr(args, "mutant", None)
     write_json_atomic(args.out, doc)

@@ -146,3 +146,15 @@ def test_a_corpus_case_is_validated_as_it_records(capsys: pytest.CaptureFixture[
     assert code == 2 and "--allow-plugin my_walk_passes" in err
     code, out, _ = refc(capsys, "validate", tmp_path / "plug.json", "--pipeline", "O0")
     assert code == 0 and "pipeline O0)" in out
+
+
+def test_a_counterexample_case_names_the_nodes_the_compiler_dropped_and_replays(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    # the mutant drops the unread profile node: its compiled order lacks it, and the case's schedule did too (replay: malformed)
+    out_file = tmp_path / "c.json"
+    code, _, _ = refc(capsys, "validate", ROOT / "examples" / "quantization_profile.json", "--mutant", "dce-drop-stateful",
+                      "--pipeline", "O2", "--out", out_file)
+    assert code == 1
+    case = load_case(out_file)
+    assert sorted(case.schedule) == sorted(n.name for n in case.graph.nodes)
+    code, out, _ = refc(capsys, "replay", out_file, "--mutant", "dce-drop-stateful")
+    assert code == 0 and f"{out_file}: ok: kills dce-drop-stateful" in out
