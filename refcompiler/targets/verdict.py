@@ -23,7 +23,7 @@ from typing import Sequence
 
 from refcompiler.graph import Graph
 from refcompiler.targets.base import ConfigRun, Outcome, written_storage
-from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale
+from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale, reduction_terms
 from refcompiler.values import Values, constant_values
 
 __all__ = ["Kind", "Discrepancy", "judge", "INVARIANT_OF"]
@@ -83,7 +83,7 @@ def judge(graph: Graph, outcome: Outcome, reference: Sequence[Values]) -> Discre
     constants = constant_values(graph)  # read by a cone as much as what a run starts from: ``x - tanh(x)`` of a constant x
     entries = [{**constants, **e} for e in (outcome.entry or {}, *reference)]  # what each run starts from
     ops = {
-        s: (op_kinds(graph, nodes), inexact_nodes(graph, nodes), [read_scale(graph, nodes, e) for e in entries])
+        s: (op_kinds(graph, nodes), inexact_nodes(graph, nodes), [read_scale(graph, nodes, e) for e in entries], reduction_terms(graph, nodes))
         for s, nodes in behind.items()
     }  # fmt: skip
     names = [s for s in written_storage(graph) if s in ops]
@@ -112,8 +112,8 @@ def _configs(results: list[ConfigRun], names: list[str], ops: dict) -> Discrepan
 def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bitwise: bool) -> Discrepancy | None:
     for k, (got, want) in enumerate(zip(r.runs, other.runs), start=1):
         for s in names:
-            kinds, inexact, scales = ops[s]
-            same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k), scale=scales[k - 1])
+            kinds, inexact, scales, terms = ops[s]
+            same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
                 owed = "bit for bit" if bitwise else "within the per-op bounds"
                 detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_ulps(ulps)}; owed {owed})"
@@ -124,8 +124,8 @@ def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bit
 def _reference(r: ConfigRun, reference: Sequence[Values], names: list[str], ops: dict) -> Discrepancy | None:
     for k, (got, want) in enumerate(zip(r.runs, reference), start=1):
         for s in names:
-            kinds, inexact, scales = ops[s]
-            same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k), scale=scales[k - 1])
+            kinds, inexact, scales, terms = ops[s]
+            same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
                 detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_ulps(ulps)})"
                 return Discrepancy(Kind.REFERENCE, detail, r.config.key, "reference", s, k)
