@@ -44,7 +44,7 @@ _TABLE = (
     Invariant("SEM-1", Level.SEMANTICS, "for every legal schedule and pipeline, final placeholders and owned state are bit-identical to the reference, also on a second run"),
     Invariant("TGT-1", Level.SEMANTICS, "a target's results agree with the reference after each run, bit for bit for exact ops and within the per-op ULP bounds elsewhere"),
     Invariant("TGT-2", Level.SEMANTICS, "a target's configurations agree: bit for bit where it promises it (memory reuse, execution mode), within the per-op bounds across optimisation levels"),
-    Invariant("TGT-3", Level.SEMANTICS, "an output a target returned, or an input it was fed, is not changed by a later run"),
+    Invariant("TGT-3", Level.SEMANTICS, "an output a target returned, or an input it was fed, is not changed by a later run, nor an input by its own run"),
     Invariant("TGT-4", Level.SEMANTICS, "a target compiles and runs every valid graph it does not refuse, without crashing, raising or hanging"),
 )
 

@@ -124,13 +124,24 @@ def execute(target: Target, program: Any, config: Configuration, graph: Graph, e
     and owned variable), carrying what each run writes into the next."""
     result = ConfigRun(config)
     kept: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (what, run, the array handed over, its copy)
+
+    def changed(name: str, k: int, text: str) -> None:
+        result.changed.append((name, k))
+        result.changed_text.append(text)
+
     try:
         session = target.session(program, config)
         values = {k: v.copy() for k, v in entry.items()}
         for k in range(1, runs + 1):
-            fed = {name: a for name, a in values.items()}
-            kept += [(f"input '{n}'", k, a, a.copy()) for n, a in fed.items()]
+            # each run is fed arrays of its own: a write into one is seen, and never reaches the next run
+            fed = {name: a.copy() for name, a in values.items()}
+            before = {name: a.copy() for name, a in fed.items()}
             got = session.run(fed)
+            for n, a in fed.items():
+                if same_bits(a, before[n]):
+                    kept.append((f"input '{n}'", k, a, before[n]))
+                else:
+                    changed(n, k, f"input '{n}' of run {k} written by run {k}")
             missing = set(written_storage(graph)) - set(got)
             if missing:
                 raise RuntimeError(f"run {k} returned no value for {sorted(missing)}")
@@ -141,8 +152,7 @@ def execute(target: Target, program: Any, config: Configuration, graph: Graph, e
         result.error = f"run {len(result.runs) + 1}: {type(e).__name__}: {_first_line(e)}" + _where(e)
     for what, k, array, copy in kept:
         if not same_bits(np.asarray(array), copy):
-            result.changed.append((what.split("'")[1], k))
-            result.changed_text.append(f"{what} of run {k} changed by a later run")
+            changed(what.split("'")[1], k, f"{what} of run {k} changed by a later run")
     return result
 
 

@@ -12,12 +12,13 @@ from refcompiler.errors import UsageError
 from refcompiler.graph_json import load_graph
 from refcompiler.targets import resolve_target
 from refcompiler.targets.base import execute_all, written_storage
-from refcompiler.values import same_bits
+from refcompiler.values import initial_values, same_bits
 
 from tests.refcompiler.targets import fake_targets as fake
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[3] / "examples").glob("*.json"))
 SGD = load_graph(Path(__file__).resolve().parents[3] / "examples" / "sgd_momentum.json")
+SGD_ENTRY = initial_values(SGD)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -37,9 +38,15 @@ def test_an_output_buffer_reused_by_the_next_run_is_reported():
     assert "returned 'w' of run 1 changed by a later run" in outcome.results[0].changed_text
 
 
-def test_an_input_the_target_writes_into_is_reported():
+def test_an_input_the_target_writes_into_is_reported_as_its_own_runs_and_the_next_run_gets_it_whole():
+    # it was "input 'x' of run 1 changed by a later run", and run 2 was fed the array run 1 had damaged
     r = execute_all(fake.WRITES_INPUT, SGD).results[0]
-    assert any(text.startswith("input ") for text in r.changed_text)
+    floats = sorted(n for n, a in SGD_ENTRY.items() if a.dtype.kind == "f")
+    assert sorted(r.changed_text[: len(floats)]) == [f"input '{n}' of run 1 written by run 1" for n in floats]
+    assert f"input '{floats[0]}' of run 2 written by run 2" in r.changed_text
+    assert not any("later run" in text for text in r.changed_text)
+    for got, ref in zip(r.runs, reference_runs(SGD), strict=True):  # each run computed from what it should have been fed
+        assert all(same_bits(got[s], ref[s]) for s in written_storage(SGD))
 
 
 def test_an_exception_is_contained_per_configuration():
