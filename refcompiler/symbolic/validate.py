@@ -14,7 +14,9 @@ the concrete kernels run (embedding ids in range), go to Z3:
 - ``COUNTEREXAMPLE``: a Z3 model, made concrete input values, on which the
   concrete interpreter and the reference differ (``confirm``);
 - ``INCONCLUSIVE``: Z3 said unknown (a timeout), or its model's difference
-  did not survive concretisation. Never reported as proved.
+  did not survive concretisation, or no input value lets the reference run
+  (its conditions never hold: "no difference where it runs" holds vacuously).
+  Never reported as proved.
 """
 
 from __future__ import annotations
@@ -157,10 +159,19 @@ def validate_compiled(
         if terms.sort(t) is Sort.I:
             solver.add(encoder.expr(t) >= INT32_MIN, encoder.expr(t) <= INT32_MAX)
     some = [encoder.expr(p) != encoder.expr(r) for _, p, r in diffs] + [smt.negation(encoder.expr(g)) for g in extra_guards]
+    solver.push()
     solver.add(smt.any_of(*some))
     answer = smt.check(solver, deadline=start + timeout)
     base.update(used_z3=True)
     if answer is smt.SatResult.UNSAT:
+        solver.pop()  # the reference's conditions alone: no difference under none of them proves nothing
+        runs_at_all = smt.check(solver, deadline=start + timeout) if ref.guards else smt.SatResult.SAT
+        if runs_at_all is smt.SatResult.UNSAT:
+            return _done(Verdict.INCONCLUSIVE, "no input value lets the reference run (an embedding id is out of range whatever "
+                                               "the inputs): there is nothing to compare, not proved", start, base)
+        if runs_at_all is smt.SatResult.UNKNOWN:
+            return _done(Verdict.INCONCLUSIVE, f"Z3 could not tell within {timeout:g} s whether any input value lets the "
+                                               "reference run: not proved", start, base)
         return _done(Verdict.PROVED, f"proved by Z3, {SCOPE}", start, base)
     if answer is smt.SatResult.UNKNOWN:
         return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base)

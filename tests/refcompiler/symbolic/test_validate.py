@@ -214,3 +214,25 @@ def test_int32_max_is_interpreted_so_z3_proves_that_it_commutes(monkeypatch: pyt
     v = validate_compiled(graph, compile_graph(graph))
     assert v.verdict is Verdict.PROVED and v.used_z3 and v.differences, v.detail
     assert "proved by Z3" in v.detail
+
+
+def test_a_graph_whose_reference_runs_on_no_input_is_inconclusive_not_proved():
+    # max(ids, [100, 100]) indexes a table of 6 rows: every input fails the reference, so "no difference
+    # where the reference runs" held vacuously, and a program dropping the update was "proved by Z3"
+    i32, f32 = Dtype.INT32, Dtype.FLOAT32
+    graph = Graph(
+        name="never",
+        storage=(
+            Storage("ids", StorageKind.PLACEHOLDER, i32, (2,), init=Init(seed=4, low=0, high=6)),
+            Storage("big", StorageKind.CONSTANT, i32, (2,), init=Init(value=(100, 100))),
+            Storage("grad", StorageKind.PLACEHOLDER, f32, (2, 3), init=Init(seed=5)),
+            Storage("table", StorageKind.OWNED, f32, (6, 3), owner="emb", init=Init(seed=6)),
+        ),
+        nodes=(
+            Node("clamp", OpKind.MAX, (Ref("ids"), Ref("big"))),
+            Node("emb", OpKind.EMBEDDING_UPDATE, (Ref("clamp"), Ref("grad")), state=("table",)),
+        ),
+    )
+    with activate("dce-drop-stateful"):
+        v = validate_compiled(graph, compile_graph(graph, pipeline="O2"))
+    assert v.verdict is Verdict.INCONCLUSIVE and "no input value lets the reference run" in v.detail
