@@ -20,6 +20,7 @@ import random
 
 from specs import Dtype, OpKind
 
+from refcompiler import limits
 from refcompiler.errors import UsageError
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 
@@ -41,6 +42,7 @@ def large_graph(n: int, *, seed: int = 0) -> Graph:
     """
     if n < 1:
         raise UsageError(f"a graph needs at least 1 node, got {n}")
+    limits.check("nodes", n, f"a generated graph of {n} nodes")  # before it is built: a graph file could hold no more
     rng = random.Random(f"large_graph/{n}/{seed}")
     n_place = max(1, n // 10)
     n_const = max(1, n // 40)

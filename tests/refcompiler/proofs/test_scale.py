@@ -7,7 +7,7 @@ import pytest
 from specs import OpKind
 
 from refcompiler.deps import memory_edges
-from refcompiler.errors import UsageError
+from refcompiler.errors import LimitExceeded, UsageError
 from refcompiler.graph import StorageKind
 from refcompiler.graph_json import graph_from_doc, graph_to_doc
 from refcompiler.proofs.scale import large_graph
@@ -48,3 +48,11 @@ def test_large_graphs_have_the_hazards():
 def test_a_graph_needs_a_node():
     with pytest.raises(UsageError):
         large_graph(0)
+
+
+def test_a_graph_beyond_the_node_limit_is_refused_before_it_is_built(monkeypatch):
+    # refc bench --proofs --sizes 1000000000 grew to 14 GB building it
+    monkeypatch.setenv("REFC_MAX_NODES", "100")
+    with pytest.raises(LimitExceeded, match="a generated graph of 101 nodes: needs 101 nodes"):
+        large_graph(101)
+    assert len(large_graph(100).nodes) == 100
