@@ -16,11 +16,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import logging
 import sys
 from concurrent.futures import Executor, Future
 from typing import Any, Callable, Iterator
 
 from refcompiler.errors import UsageError
+from refcompiler.limits import clipped
 
 from fuzz.campaign.pool import LostChunk
 
@@ -143,7 +145,12 @@ def check_workers(client: Any, modules: list[str]) -> None:
 
 
 def _upload(client: Any, module: str, path: str) -> bool:
-    client.upload_file(path)
+    try:
+        client.upload_file(path)  # the workers import it as it arrives
+    except Exception as e:  # it imports a module of its own the workers lack (a sibling file), or fails there
+        raise UsageError(f"--cluster: plug-in module {module} ({path}) was sent to the cluster's workers but does not import there "
+                         f"({type(e).__name__}: {clipped(str(e), 200)}); put its directory on the workers' PYTHONPATH, "
+                         "or pip install it on each worker") from None
     print(f"refc fuzz: uploaded plug-in module {module} ({path}) to the cluster's workers", file=sys.stderr)
     return True
 
@@ -152,7 +159,9 @@ def _client(spec: str, connect_seconds: float) -> tuple[Any, Any]:
     """(client, the local cluster to close or ``None``)."""
     distributed = _distributed()
     if spec.startswith("local:"):
-        cluster = distributed.LocalCluster(n_workers=int(spec.partition(":")[2]), threads_per_worker=1, processes=True, dashboard_address=None)
+        # its processes' own logs (a plug-in that does not import there: pages of tracebacks) stay quiet: refc says what failed
+        cluster = distributed.LocalCluster(n_workers=int(spec.partition(":")[2]), threads_per_worker=1, processes=True, dashboard_address=None,
+                                           silence_logs=logging.CRITICAL)
         return distributed.Client(cluster), cluster
     try:
         return distributed.Client(spec, timeout=connect_seconds), None

@@ -76,6 +76,17 @@ def test_a_plugin_package_the_workers_cannot_import_is_an_error_saying_how_to_in
             pass
 
 
+def test_a_single_file_plugin_importing_a_sibling_the_workers_lack_is_an_error_saying_how_to_install_it(address, tmp_path, monkeypatch):
+    # uploaded, it failed to import there: dask's tracebacks and "internal error", exit 4
+    (tmp_path / "cluster_sibling.py").write_text("ORDER = None\n")
+    (tmp_path / "cluster_uses_sibling.py").write_text("import cluster_sibling\n\ndef schedule(graph, deps, seed):\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match=r"plug-in module cluster_uses_sibling .* does not import there \(ModuleNotFoundError: "
+                                         r"No module named 'cluster_sibling'\); put its directory on the workers' PYTHONPATH"):
+        with cluster_executor(address, ["cluster_uses_sibling"]):
+            pass
+
+
 def test_without_the_extra_the_error_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed raises ImportError
     with pytest.raises(UsageError, match=r"pip install -e '\.\[dask\]'"):
