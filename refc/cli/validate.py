@@ -8,7 +8,8 @@ equal to the reference's for all input values, after one run and after two
 (``--runs``). With ``--all-schedules``, every legal order up to
 ``--max-orders``, none started after ``--max-seconds``, each distinct program validated once; the output says how
 many orders it covered and never claims all unless it enumerated all.
-``--max-terms`` bounds the symbolic terms a graph can make it build.
+``--max-terms`` bounds the symbolic terms a graph can make it build, and
+their arguments (four per term: a matmul's element has 2k).
 
 Exit 0 proved; 1 a counterexample (confirmed by concrete execution; with
 ``--out`` written as a corpus case with its input values) or an invariant
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"with --all-schedules: start no order after SECONDS; the orders left out make it inconclusive (default {DEFAULT_ALL_SECONDS:g})",
     )
     p.add_argument(
-        "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms (default {DEFAULT_MAX_TERMS})"
+        "--max-terms", type=whole_number(1), default=DEFAULT_MAX_TERMS, metavar="N", help=f"at most N symbolic terms, and 4N arguments of them in all (default {DEFAULT_MAX_TERMS})"
     )
     p.add_argument("--out", type=file_path, default=None, metavar="FILE", help="write a counterexample as a corpus case")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -43,12 +43,16 @@ SORT_CODE = {Sort.F: 0, Sort.I: 1, Sort.B: 2}  # ``Terms.sort_codes``
 _CONSTANTS = frozenset({"iconst", "bconst"})  # the nodes ``constant_value`` gives a value of
 
 
+ARGUMENTS_PER_TERM = 4  # the arguments of all applications together, per term of the limit (about 36 bytes each)
+
+
 class Terms:
     """One table of hash-consed terms; every term built by a validation lives
     here. At most ``limit`` of them: one more raises ``UsageError``."""
 
     def __init__(self, *, limit: int | None = None) -> None:
         self.limit = limit
+        self.arguments = 0  # the arguments of every application made: memory beside the count of terms
         self.nodes: list[tuple] = []
         self.sorts: list[Sort] = []
         self._codes = np.zeros(1024, dtype=np.uint8)  # sort code per term, for vectorised checks
@@ -128,7 +132,16 @@ class Terms:
     # -- uninterpreted functions ---------------------------------------------------
 
     def app(self, f: str, args: Iterable[int], sort: Sort = Sort.F) -> int:
-        return self._make(("app", f, tuple(map(int, args))), sort)
+        node = ("app", f, tuple(map(int, args)))
+        found = self.index.get(node)
+        if found is not None:
+            return found
+        self.arguments += len(node[2])
+        if self.limit is not None and self.arguments > self.limit * ARGUMENTS_PER_TERM:
+            # a matmul's element is one term of 2k arguments: a 600 x 600 product held 432 million of them
+            raise UsageError(f"the symbolic validation needs terms of more than {self.limit * ARGUMENTS_PER_TERM} arguments in all "
+                             f"({ARGUMENTS_PER_TERM} per term of the limit; raise it with --max-terms)")
+        return self._new(node, sort)
 
     def as_sort(self, t: int, sort: Sort) -> int:
         """``t`` read as a word of ``sort``: poison stays poison; a word of the

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from refcompiler.symbolic.terms import Sort, Terms
+from refcompiler.errors import UsageError
+from refcompiler.symbolic.terms import ARGUMENTS_PER_TERM, Sort, Terms
 
 
 def test_equal_expressions_get_one_id():
@@ -49,3 +51,13 @@ def test_map_broadcasts_as_numpy():
     y = t.map("add", a, b)
     assert y.shape == (2, 3) and y[1, 2] == t.app("add", (a[1, 0], b[2]))
     assert t.all_of_sort(y, Sort.F) and not t.all_of_sort(np.array([t.iconst(1)]), Sort.F)
+
+
+def test_the_arguments_of_all_applications_are_bounded_by_the_limit_too():
+    # a 600 x 600 matmul is 360,000 terms of 1,200 arguments each: 5.8 GB before the count of terms was reached
+    terms = Terms(limit=100)
+    a = terms.sym("a", Sort.F)
+    terms.app("dot", [a] * (100 * ARGUMENTS_PER_TERM - 10))
+    terms.app("dot", [a] * (100 * ARGUMENTS_PER_TERM - 10))  # the same term again: nothing new
+    with pytest.raises(UsageError, match=r"more than 400 arguments in all \(4 per term of the limit; raise it with --max-terms\)"):
+        terms.app("dot", [a] * 11)
