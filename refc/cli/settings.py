@@ -58,6 +58,8 @@ def load_with_settings(args: argparse.Namespace) -> tuple[Graph, Settings]:
     from fuzz.case import CASE_FIELDS, case_from_doc
     from refcompiler.graph_json import graph_from_doc
 
+    if getattr(args, "no_mutant", False) and args.mutant is not None:
+        raise UsageError("--mutant and --no-mutant exclude each other")
     doc = read_json(args.graph)
     if isinstance(doc, dict) and any(k in doc for k in CASE_FIELDS):
         case = case_from_doc(doc, path=args.graph)

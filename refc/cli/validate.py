@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
     if args.all_schedules and args.order is not None:
         raise UsageError("--order and --all-schedules exclude each other")
+    if args.all_schedules and (args.scheduler is not None or args.seed is not None):
+        raise UsageError("--scheduler and --seed choose one order; --all-schedules validates every legal order")
+    if not args.all_schedules and (args.max_orders != DEFAULT_ORDER_LIMIT or args.max_seconds != DEFAULT_ALL_SECONDS):
+        raise UsageError("--max-orders and --max-seconds bound --all-schedules; add it, or leave them out")
     graph, settings = load_with_settings(args)
     settings.check()
     note_recorded(args, settings)

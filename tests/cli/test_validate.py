@@ -94,6 +94,11 @@ def test_all_schedules_gives_the_first_failing_order(capsys: pytest.CaptureFixtu
         (["--timeout", "0"], "--timeout"),
         (["--all-schedules", "--order", "y"], "exclude each other"),
         (["--out", ""], "--out"),
+        # each was accepted and ignored
+        (["--all-schedules", "--scheduler", "bogus"], "--all-schedules validates every legal order"),
+        (["--max-orders", "5"], "--max-orders and --max-seconds bound --all-schedules"),
+        (["--max-seconds", "5"], "--max-orders and --max-seconds bound --all-schedules"),
+        (["--no-mutant", "--mutant", "inplace-stencil"], "--mutant and --no-mutant exclude each other"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], message: str):
