@@ -21,6 +21,7 @@ import threading
 from typing import Any, Iterator
 
 from refc.cli.common import positive_seconds, whole_number
+from refcompiler.errors import UsageError
 
 # what a score is held to: the median time to kill, and every shrunk case's size
 GOAL_SECONDS = 3.0
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.score:
         return _score(args)
+    if args.only:
+        raise UsageError("--only chooses the mutants --score scores; add --score")
     rows = catalog_rows()
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -111,7 +114,7 @@ def _between_campaigns_too() -> Iterator[None]:
 def _score(args: argparse.Namespace) -> int:
     from refcompiler.mutants import CATALOG, get
 
-    names = [get(n).name for n in args.only] if args.only else list(CATALOG)
+    names = list(dict.fromkeys(get(n).name for n in args.only)) if args.only else list(CATALOG)  # each scored once
     results = []
     from fuzz.campaign.score import ScoreInterrupted
 

@@ -38,7 +38,8 @@ def test_run_with_a_mutant_shows_the_bug_by_hand(capsys: pytest.CaptureFixture[s
 
 
 def test_score_kills_a_mutant_and_reports_the_shrunk_case(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = refc(capsys, "mutants", "--score", "--only", "dce-drop-stateful", "--budget", "20", "--json")
+    # a mutant named twice is scored once (it was "2/2 mutants killed")
+    code, out, _ = refc(capsys, "mutants", "--score", "--only", "dce-drop-stateful", "--only", "dce-drop-stateful", "--budget", "20", "--json")
     (row,) = json.loads(out)["mutants"]
     assert code == 0
     assert row["name"] == "dce-drop-stateful" and row["killed"] is True
@@ -50,6 +51,8 @@ def test_score_kills_a_mutant_and_reports_the_shrunk_case(capsys: pytest.Capture
 def test_score_with_an_unknown_name_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = refc(capsys, "mutants", "--score", "--only", "nope")
     assert code == 2 and "unknown mutant" in err
+    code, out, err = refc(capsys, "mutants", "--only", "nope")  # without --score: it listed the catalog, ignoring it
+    assert (code, out) == (2, "") and "--only chooses the mutants --score scores; add --score" in err
 
 
 def _wait_until_it_catches(pid: int, sig: int, seconds: float = 60.0) -> None:
