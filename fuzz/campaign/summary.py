@@ -136,6 +136,11 @@ class Summary:
             "schedulers": list(c.schedulers),
             "pipeline": c.pipeline,
             "graph": c.graph_file,  # refc fuzz --graph: the one graph every case is; None: generated graphs
+            "max_nodes": c.max_nodes,
+            "max_dim": c.max_dim,
+            "symbolic": {None: "auto", True: "on", False: "off"}[c.symbolic],
+            "case_seconds": c.case_seconds,
+            "command": c.command,
             "cases": self.cases,
             "invalid_cases": self.invalid_cases,
             "schedules": self.schedules,

@@ -174,6 +174,8 @@ def test_max_dim_reaches_the_generator_and_the_provenance_and_is_bounded(tmp_pat
     assert CampaignConfig().max_dim == 4 and MAX_DIM_LIMIT == 64  # the numbers --max-dim's help states
     assert found_by(CampaignConfig(max_dim=16)) == "refc fuzz --seed 0 --max-dim 16"
     assert main(["fuzz", "--max-cases", "20", "--max-dim", "12", "--workers", "1", "--out", str(tmp_path / "o")]) == 0
+    doc = json.loads((tmp_path / "o" / "summary.json").read_text())  # how the campaign was set up, for a CI reader
+    assert (doc["max_dim"], doc["max_nodes"], doc["symbolic"], doc["case_seconds"]) == (12, 10, "auto", 60.0)
     with pytest.raises(SystemExit) as refused:  # argparse's own refusal
         main(["fuzz", "--max-cases", "1", "--max-dim", "1", "--out", str(tmp_path / "o")])
     assert refused.value.code == 2

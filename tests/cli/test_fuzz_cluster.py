@@ -16,7 +16,7 @@ import pytest
 import fuzz.campaign.cluster as cluster
 from tests.cli.inprocess import refc
 
-TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "workers", "seconds_by_stage", "progress"}
+TIMINGS = {"seconds", "cases_per_second", "schedules_per_second", "workers", "seconds_by_stage", "progress", "command"}  # and how it was run
 
 
 def _fuzz(out, *extra: str) -> dict:
