@@ -251,6 +251,8 @@ def run(args: argparse.Namespace) -> int:
     resolve_pipeline(args.pipeline)
     workers = worker_count(args.workers, force=args.force_workers)
     fuzz_target.check_target(args.target)
+    if args.graph is not None and (args.max_nodes != 10 or args.max_dim != 4):  # (their defaults)
+        raise UsageError("--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph")
     given = _given_graph(args.graph)
     out = Path(args.out)
     out_dir(args.out)

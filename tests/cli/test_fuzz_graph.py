@@ -86,3 +86,10 @@ def test_a_bad_graph_is_one_line_and_exit_2_before_any_work(capsys, tmp_path, na
 def test_the_help_says_to_import_an_onnx_model_first(capsys):
     code, stdout, _ = refc(capsys, "fuzz", "--help")
     assert code == 0 and "--graph" in stdout and "refc import" in stdout
+
+
+@pytest.mark.parametrize("option", [["--max-nodes", "20"], ["--max-dim", "16"]])
+def test_a_size_of_generated_graphs_with_a_given_graph_is_bad_usage(capsys, tmp_path, option):
+    # it was accepted and ignored: every case is the given graph
+    code, out, err = refc(capsys, "fuzz", "--graph", EXAMPLES / "sgd_momentum.json", *option, "--max-cases", 2, "--out", tmp_path / "o")
+    assert (code, out) == (2, "") and "--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph" in err
