@@ -17,8 +17,8 @@ from refcompiler.graph import Graph
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc, whole_order
 from fuzz.corpus import replay
-from fuzz.replay import case_problem
 from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
+from fuzz.replay import case_problem
 from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 from fuzz.time_limit import CaseTimeout, time_limit
@@ -167,7 +167,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
 def _as_given(graph: Graph, order: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """A scheduler's order as it gave it, the private copies that break save
     cycles included (so that an SCH-1 message's steps are the drawn order's),
-    without names of neither the graph nor the graph it was given."""
+    less any name that is a node of neither the graph nor the graph it was given."""
     if order is None:
         return None
     known = set(graph.node_by_name) | set(scheduled_graph(graph).node_by_name)

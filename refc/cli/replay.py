@@ -34,7 +34,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from refcompiler.errors import MalformedInput, RefCompilerError
+from refcompiler.errors import LimitExceeded, MalformedInput, RefCompilerError
 
 from refc.cli.common import positive_seconds
 
@@ -93,10 +93,9 @@ def _one(path: Path, args: argparse.Namespace, allowed: set[str]) -> tuple["Verd
 
     try:
         case = load_case(path)
-    except RefCompilerError as e:  # malformed, or past a limit (this case only: the others still run)
+    except (MalformedInput, LimitExceeded) as e:  # malformed, or past a limit: this case only, the others still run
         text = str(e)
-        verdict = Verdict.MALFORMED if e.exit_code == 2 else Verdict.REGRESSED
-        return verdict, text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text  # the line names the path
+        return Verdict.MALFORMED, text[len(f"{path}: "):] if text.startswith(f"{path}: ") else text  # the line names the path
     modules = plugin_modules(case)
     missing = [m for m in modules if m not in allowed]
     if missing:
