@@ -91,6 +91,16 @@ class SymbolicReference:
     runs: list[dict[str, np.ndarray]]
     guards: set[int]
     _expected: dict[int, tuple] = field(default_factory=dict, repr=False, compare=False)
+    _runs_at_all: smt.SatResult | None = field(default=None, repr=False, compare=False)
+
+    def runs_at_all(self, deadline: float) -> smt.SatResult:
+        """Whether some input value lets the reference run (its guards hold):
+        asked of Z3 once per graph, and only of one with guards."""
+        if not self.guards:
+            return smt.SatResult.SAT
+        if self._runs_at_all is None or self._runs_at_all is smt.SatResult.UNKNOWN:
+            self._runs_at_all = smt.check(_conditions(self)[0], deadline=deadline)
+        return self._runs_at_all
 
     def expected_words(self, layout: Layout) -> tuple[bytes, ...] | None:
         """Per run, the bytes ``SymbolicMachine.output_bytes`` has when the
@@ -152,20 +162,13 @@ def validate_compiled(
     base = dict(runs=runs, schedule=compiled.schedule, differences=tuple(d[0] for d in diffs), terms=len(terms.nodes))
     if not diffs and not extra_guards:
         return Validation(Verdict.PROVED, f"equal by construction, {SCOPE}", seconds=time.monotonic() - start, **base)
-    solver, encoder = smt.general_solver(), Encoder(terms)
-    for g in sorted(ref.guards):
-        solver.add(encoder.expr(g))
-    for t in (int(x) for a in ref.symbols.values() for x in a.reshape(-1)):
-        if terms.sort(t) is Sort.I:
-            solver.add(encoder.expr(t) >= INT32_MIN, encoder.expr(t) <= INT32_MAX)
+    solver, encoder = _conditions(ref)
     some = [encoder.expr(p) != encoder.expr(r) for _, p, r in diffs] + [smt.negation(encoder.expr(g)) for g in extra_guards]
-    solver.push()
     solver.add(smt.any_of(*some))
     answer = smt.check(solver, deadline=start + timeout)
     base.update(used_z3=True)
     if answer is smt.SatResult.UNSAT:
-        solver.pop()  # the reference's conditions alone: no difference under none of them proves nothing
-        runs_at_all = smt.check(solver, deadline=start + timeout) if ref.guards else smt.SatResult.SAT
+        runs_at_all = ref.runs_at_all(start + timeout)  # no difference where the reference never runs proves nothing
         if runs_at_all is smt.SatResult.UNSAT:
             return _done(Verdict.INCONCLUSIVE, "no input value lets the reference run (an embedding id is out of range whatever "
                                                "the inputs): there is nothing to compare, not proved", start, base)
@@ -176,6 +179,19 @@ def validate_compiled(
     if answer is smt.SatResult.UNKNOWN:
         return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base)
     return _counterexample(graph, compiled, solver, encoder, ref.symbols, ref.float_constants, start, base)
+
+
+def _conditions(ref: SymbolicReference) -> tuple[Any, Encoder]:
+    """A solver holding the conditions under which the reference runs (its
+    guards) and the int32 range of every int input, and its encoder."""
+    terms = ref.terms
+    solver, encoder = smt.general_solver(), Encoder(terms)
+    for g in sorted(ref.guards):
+        solver.add(encoder.expr(g))
+    for t in (int(x) for a in ref.symbols.values() for x in a.reshape(-1)):
+        if terms.sort(t) is Sort.I:
+            solver.add(encoder.expr(t) >= INT32_MIN, encoder.expr(t) <= INT32_MAX)
+    return solver, encoder
 
 
 def _done(verdict: Verdict, detail: str, start: float, base: dict[str, Any], **more: Any) -> Validation:
