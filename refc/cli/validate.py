@@ -24,7 +24,7 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, positive_seconds, verdict_exit, whole_number
+from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, plural, positive_seconds, verdict_exit, whole_number
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.symbolic.defaults import DEFAULT_ALL_SECONDS, DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from refcompiler.symbolic import validate_compiled
     from refcompiler.symbolic.schedules import validate_all_schedules
 
+    if args.out == "-":
+        raise UsageError("--out -: validate writes its counterexample as a case file; name one")
     if args.out is not None:
         out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
     if args.all_schedules and args.order is not None:
@@ -117,14 +119,14 @@ def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, resu
         print(json.dumps(doc))
     elif result.failing is not None:
         print(f"{args.graph}: {result.verdict.value} at legal order {','.join(result.failing_order or ())} "
-              f"(after {result.orders} orders, {result.programs} distinct programs): {_describe(result.failing, settings.pipeline)}")
+              f"(after {plural(result.orders, 'order')}, {plural(result.programs, 'distinct program')}): {_describe(result.failing, settings.pipeline)}")
     elif result.verdict is Verdict.PROVED:
-        print(f"{args.graph}: proved for all {result.orders} legal orders ({result.programs} distinct programs), "
+        print(f"{args.graph}: proved for all {plural(result.orders, 'legal order')} ({plural(result.programs, 'distinct program')}), "
               f"pipeline {settings.pipeline}, {SCOPE.replace('for this schedule and pipeline, ', '')}")
     else:
         limit = f"the time limit, --max-seconds {args.max_seconds:g}" if result.out_of_time else "the limit, --max-orders"
-        print(f"{args.graph}: inconclusive: covered {result.orders} legal orders ({limit}), not all; "
-              f"those {result.programs} distinct programs are proved")
+        print(f"{args.graph}: inconclusive: covered {plural(result.orders, 'legal order')} ({limit}), not all; "
+              f"{'that distinct program is' if result.programs == 1 else f'those {result.programs} distinct programs are'} proved")
     return verdict_exit(result.verdict)
 
 

@@ -76,5 +76,5 @@ def decide(problem: Problem, *, deadline: float | None = None, limit: int | None
             orders[p] = Order.A_FIRST if True in seen[p] else Order.B_FIRST
     first = next((p for p in pairs if orders[p] is Order.UNORDERED), None)
     witness = None if first is None else (witness_orders[first][True], witness_orders[first][False])
-    detail = f"{count} legal orders" + ("" if complete else f" looked at, stopped at the limit of {limit}")
+    detail = f"{count} legal order{'' if count == 1 else 's'}" + ("" if complete else f" looked at, stopped at the limit of {limit}")
     return Decision(ENGINE, orders, witness, detail, legal_orders=count if complete else None)

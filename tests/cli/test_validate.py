@@ -94,6 +94,7 @@ def test_all_schedules_gives_the_first_failing_order(capsys: pytest.CaptureFixtu
         (["--timeout", "0"], "--timeout"),
         (["--all-schedules", "--order", "y"], "exclude each other"),
         (["--out", ""], "--out"),
+        (["--out", "-"], "--out -: validate writes its counterexample as a case file; name one"),  # it wrote a file named "-"
         # each was accepted and ignored
         (["--all-schedules", "--scheduler", "bogus"], "--all-schedules validates every legal order"),
         (["--max-orders", "5"], "--max-orders and --max-seconds bound --all-schedules"),
