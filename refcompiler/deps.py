@@ -29,7 +29,7 @@ from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.limits import clipped
 from refcompiler.variants import swappable
 
-__all__ = ["memory_edges", "dependency_graph", "check_schedule", "deps_edges", "is_legal", "break_save_cycles"]
+__all__ = ["memory_edges", "dependency_graph", "check_schedule", "order_faults", "listed", "deps_edges", "is_legal", "break_save_cycles"]
 
 DATA = "data"
 MEMORY = "memory"
@@ -83,10 +83,8 @@ def check_schedule(
     names = [n.name for n in graph.nodes]
     unique = set(schedule)
     if len(schedule) != len(names) or len(unique) != len(schedule) or unique != set(names):
-        missing = sorted(set(names) - unique)
-        extra = sorted(unique - set(names))
-        twice = sorted(n for n, k in Counter(schedule).items() if k > 1)
-        parts = [f"{what}: {_listed(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
+        missing, extra, twice = order_faults(names, schedule)
+        parts = [f"{what}: {listed(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
         raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
     deps = dependency_graph(graph) if deps is None else deps
     position = {n: i for i, n in enumerate(schedule)}
@@ -108,7 +106,15 @@ def check_schedule(
 NAMES_LISTED = 10  # names a message lists (a user's scheduler may return millions)
 
 
-def _listed(names: Sequence[str]) -> str:
+def order_faults(names: Sequence[str], order: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """What keeps ``order`` from being a permutation of ``names``, each sorted:
+    the names it misses, the ones it names that are not among them, and the
+    ones it repeats (counted in linear time: an order may be millions long)."""
+    known, given = set(names), set(order)
+    return sorted(known - given), sorted(given - known), sorted(n for n, k in Counter(order).items() if k > 1)
+
+
+def listed(names: Sequence[str]) -> str:
     """Node names for a one-line message: the first ``NAMES_LISTED``, each
     escaped (a user's scheduler may return any string), and how many more."""
     shown_names = ", ".join(clipped(n, 128) for n in names[:NAMES_LISTED])

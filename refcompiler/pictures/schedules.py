@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import networkx as nx
 
-from refcompiler.deps import MEMORY, break_save_cycles, dependency_graph
+from refcompiler.deps import MEMORY, break_save_cycles, dependency_graph, listed, order_faults
 from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
@@ -128,11 +128,9 @@ def _unscheduled(graph: Graph, schedule: Sequence[str]) -> str:
         live = [n.name for n in dce(graph).nodes]
     except RefCompilerError:
         return ""
-    given = set(schedule)
-    missing = [n for n in live if n not in given]
-    twice = sorted({n for n in schedule if schedule.count(n) > 1})
-    parts = [f"misses {', '.join(missing[:8])}{' and more' if len(missing) > 8 else ''}"] if missing else []
-    parts += [f"names {', '.join(twice[:8])} twice"] if twice else []
+    missing, _, twice = order_faults(live, schedule)  # (the names it adds: dead code a case's schedule keeps, private copies)
+    parts = [f"misses {listed(missing)}"] if missing else []
+    parts += [f"names {listed(twice)} twice"] if twice else []
     return f"the order {' and '.join(parts)}: an order names each node the compiler schedules once (SCH-1)" if parts else ""
 
 
