@@ -313,11 +313,17 @@ def case_inputs(case: Case) -> dict[str, np.ndarray]:
 def whole_order(graph: Graph, order: Sequence[str]) -> tuple[str, ...]:
     """A compiled order as a case's ``schedule``, which names every node:
     ``order`` with the nodes it lacks (the dead code the compiler dropped
-    before scheduling) put each right after the last node it reads."""
-    placed, have = list(order), set(order)
-    for node in graph.nodes:  # a node after the nodes it reads, in a valid graph
-        if node.name not in have:
-            after = max((placed.index(r.name) for r in node.inputs if r.name in have), default=-1)
-            placed.insert(after + 1, node.name)
-            have.add(node.name)
+    before scheduling) put each after the last node it reads, in the graph's
+    order (a node after the nodes it reads, in a valid graph)."""
+    position = {n: i for i, n in enumerate(order)}
+    anchor: dict[str, int] = {}  # a missing node -> the position in ``order`` it follows (-1: first)
+    following: dict[int, list[str]] = {}
+    for node in graph.nodes:
+        if node.name not in position:
+            at = max((position[r.name] if r.name in position else anchor.get(r.name, -1) for r in node.inputs), default=-1)
+            anchor[node.name] = at
+            following.setdefault(at, []).append(node.name)
+    placed = list(following.get(-1, ()))
+    for i, name in enumerate(order):
+        placed += [name, *following.get(i, ())]
     return tuple(placed)

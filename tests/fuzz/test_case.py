@@ -3,11 +3,15 @@ load, and a malformed recorded field is a MalformedInput naming it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from refcompiler.deps import check_schedule
 from refcompiler.errors import MalformedInput
+from refcompiler.graph_json import load_graph
 
-from fuzz.case import Case, case_from_doc, case_to_doc
+from fuzz.case import Case, case_from_doc, case_to_doc, whole_order
 
 
 def _graph():
@@ -95,3 +99,12 @@ def test_a_finding_record_round_trips_and_a_malformed_one_is_named():
         with pytest.raises(MalformedInput) as e:
             case_from_doc(doc, path="c.json")
         assert f"c.json: {where}" in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_a_compiled_order_is_completed_with_the_dead_nodes_each_after_what_it_reads():
+    graph = load_graph(Path(__file__).resolve().parents[2] / "examples" / "read_then_save.json")
+    # late (reads A) and save_late (reads late) dropped: late must still read A before s saves it
+    whole = whole_order(graph, ["sum", "s"])
+    assert whole == ("late", "save_late", "sum", "s")
+    check_schedule(graph, whole)
+    assert whole_order(graph, ["sum", "late", "s", "save_late"]) == ("sum", "late", "s", "save_late")
