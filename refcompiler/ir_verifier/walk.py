@@ -107,6 +107,7 @@ class Walk:
     """State of the walk: what is defined, live, initialised and written so far."""
 
     program: Program
+    bounds: tuple[int, ...]  # ``refcompiler.limits.values()``, in ``LIMITS``' order
     found: list[InvariantViolation] = field(default_factory=list)
     allocated: dict[str, int] = field(default_factory=dict)  # activation -> its alloc
     freed: dict[str, int] = field(default_factory=dict)  # activation -> its dealloc
@@ -127,7 +128,8 @@ class Walk:
         # a pass's allocations are bounded as a file's tensors are (refcompiler.limits): each
         # by the element limit, all together by twice the byte limit (a valid graph's results
         # are within it, and the copies that break save cycles at most double them)
-        self.max_elements, self.max_bytes = limits.value("elements"), 2 * limits.value("bytes")
+        bound = dict(zip(limits.LIMITS, self.bounds))
+        self.max_elements, self.max_bytes = bound["elements"], 2 * bound["bytes"]
         self.allocated_bytes = 0
 
     @functools.cached_property

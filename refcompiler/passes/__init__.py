@@ -25,7 +25,7 @@ from specs import OpKind, TensorType
 
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.ir import Buffer, Instr, Opcode, Operand, OperandKind, Program
-from refcompiler.ir_verifier import program_violations
+from refcompiler.ir_verifier import program_violations, verdict_context
 from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
 
@@ -186,8 +186,8 @@ def _show(stage: str, program: Program) -> None:
         callback(stage, program)
 
 
-def _verified(program: Program, stage: str) -> None:
-    found = program_violations(program)
+def _verified(program: Program, stage: str, context: tuple[object, tuple[int, ...]]) -> None:
+    found = program_violations(program, context)
     if found:
         fault = found[0].at(stage)
         fault.program = program
@@ -308,7 +308,8 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
     not in a copy of the program after each."""
     if _WATCHERS:
         _show("lowering", program)
-    _verified(program, "after lowering")
+    context = verdict_context()  # the swap table and limits, the same for every pass
+    _verified(program, "after lowering", context)
     unrecorded: tuple[str, ...] = ()  # built-in passes run since ``program.passes`` was last brought up to date
     for name, run in passes:
         trusted = run in _BUILT_IN
@@ -325,5 +326,5 @@ def run_pipeline(program: Program, passes: list[tuple[str, Pass]]) -> Program:
             program, unrecorded = result, (*unrecorded, name)
         else:
             program, unrecorded = result.with_passes((*program.passes, *unrecorded, name)), ()
-        _verified(program, f"after pass {name}")
+        _verified(program, f"after pass {name}", context)
     return program.with_passes((*program.passes, *unrecorded)) if unrecorded else program

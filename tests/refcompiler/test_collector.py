@@ -46,3 +46,35 @@ def test_concurrent_pauses_resume_the_collector_when_the_last_ends() -> None:
     second_done.set()
     thread.join(5)
     assert seen == [False] and gc.isenabled()
+
+
+def test_fewer_collections_sets_aside_what_was_alive_and_restores_the_collector() -> None:
+    from refcompiler.collector import YOUNG, fewer_collections
+
+    before = gc.get_threshold()
+    gc.unfreeze()
+    with fewer_collections():
+        assert gc.get_threshold()[0] == max(YOUNG, before[0])
+        assert gc.get_freeze_count() > 0  # the objects alive at the start
+        with fewer_collections():
+            pass
+        assert gc.get_threshold()[0] == max(YOUNG, before[0])  # the outer block's setting holds
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+def test_cycles_made_under_fewer_collections_are_still_collected() -> None:
+    import weakref
+
+    from refcompiler.collector import fewer_collections
+
+    class Node:
+        pass
+
+    with fewer_collections():
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+        gone = weakref.ref(a)
+        del a, b
+        gc.collect()
+        assert gone() is None

@@ -492,7 +492,7 @@ def _counting_walks(monkeypatch: pytest.MonkeyPatch) -> list[Program]:
 
     walked: list[Program] = []
     real = verifier._walk
-    monkeypatch.setattr(verifier, "_walk", lambda p: walked.append(p) or real(p))
+    monkeypatch.setattr(verifier, "_walk", lambda p, bounds: walked.append(p) or real(p, bounds))
     return walked
 
 

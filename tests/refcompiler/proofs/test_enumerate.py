@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specs import OpKind
 
@@ -78,3 +81,27 @@ def test_enumeration_finds_an_unordered_pair_within_any_limit():
     first, second = decision.witness
     assert first.index("r") < first.index("t") and second.index("t") < second.index("r")
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.tuples(st.integers(0, n), st.integers(0, n)), max_size=12))),
+       st.permutations(range(8)))
+def test_legal_orders_of_gives_networkx_sequence(dag: tuple[int, list[tuple[int, int]]], names: list[int]):
+    """The enumeration is networkx's, order for order (so a campaign's
+    exhaustive schedules come in the sequence they always came in), on DAGs
+    whose nodes were added in any order, with edges in any order."""
+    n, pairs = dag
+    deps = nx.DiGraph()
+    deps.add_nodes_from(f"v{names[i]}" for i in range(n + 1))
+    deps.add_edges_from((f"v{names[min(a, b)]}", f"v{names[max(a, b)]}") for a, b in pairs if a != b)
+    want = [tuple(o) for o in nx.all_topological_sorts(deps)]
+    assert list(enumeration.legal_orders_of(deps)) == want
+    assert list(enumeration.legal_orders_of(deps, limit=3)) == want[:3]
+    assert list(enumeration.legal_orders_of(deps, limit=0)) == []
+
+
+def test_legal_orders_of_refuses_a_cycle():
+    deps = nx.DiGraph([("a", "b"), ("b", "a")])
+    with pytest.raises(nx.NetworkXUnfeasible):
+        list(enumeration.legal_orders_of(deps))
+    assert list(enumeration.legal_orders_of(nx.DiGraph())) == [()]
