@@ -86,9 +86,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="fuzz one given graph (refc-graph/1 JSON; an ONNX model: `refc import` it first) instead of "
                         "generated ones: every case is G, with fresh seeded input values half of the time, under "
                         "the schedulers' orders and the pipeline; it must be valid (`refc check G`)")
-    p.add_argument("--max-nodes", type=whole_number(1), default=10, metavar="N", help="largest generated graph (default 10; not used with --graph)")
+    # (default None: given or not, so that --graph refuses either whatever its value; the config's defaults apply)
+    p.add_argument("--max-nodes", type=whole_number(1), default=None, metavar="N", help="largest generated graph (default 10; not used with --graph)")
     # (fuzz.strategies.builder.MAX_DIM and fuzz.campaign.config.MAX_DIM_LIMIT: not imported to build the parser)
-    p.add_argument("--max-dim", type=whole_number(2), default=4, metavar="N",
+    p.add_argument("--max-dim", type=whole_number(2), default=None, metavar="N",
                    help="largest size drawn for an axis of a generated tensor, rank at most 3 (default 4, at most 64; "
                         "a concat's result is larger): larger finds what only large buffers show; not used with --graph")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
@@ -251,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     resolve_pipeline(args.pipeline)
     workers = worker_count(args.workers, force=args.force_workers)
     fuzz_target.check_target(args.target)
-    if args.graph is not None and (args.max_nodes != 10 or args.max_dim != 4):  # (their defaults)
+    if args.graph is not None and (args.max_nodes is not None or args.max_dim is not None):
         raise UsageError("--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph")
     given = _given_graph(args.graph)
     out = Path(args.out)
@@ -266,8 +267,7 @@ def run(args: argparse.Namespace) -> int:
         schedulers=(args.scheduler,) if args.scheduler else tuple(SCHEDULERS),
         pipeline=args.pipeline,
         out=out,
-        max_nodes=args.max_nodes,
-        max_dim=args.max_dim,
+        **{k: v for k, v in (("max_nodes", args.max_nodes), ("max_dim", args.max_dim)) if v is not None},
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
         case_seconds=args.case_seconds,
         shrink_grace=args.shrink_grace,

@@ -88,8 +88,8 @@ def test_the_help_says_to_import_an_onnx_model_first(capsys):
     assert code == 0 and "--graph" in stdout and "refc import" in stdout
 
 
-@pytest.mark.parametrize("option", [["--max-nodes", "20"], ["--max-dim", "16"]])
+@pytest.mark.parametrize("option", [["--max-nodes", "20"], ["--max-dim", "16"], ["--max-nodes", "10"], ["--max-dim", "4"]])
 def test_a_size_of_generated_graphs_with_a_given_graph_is_bad_usage(capsys, tmp_path, option):
-    # it was accepted and ignored: every case is the given graph
+    # it was accepted and ignored: every case is the given graph (and a default value, given, went unseen)
     code, out, err = refc(capsys, "fuzz", "--graph", EXAMPLES / "sgd_momentum.json", *option, "--max-cases", 2, "--out", tmp_path / "o")
     assert (code, out) == (2, "") and "--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph" in err
