@@ -49,26 +49,24 @@ def collector_paused() -> Iterator[None]:
 
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the block with the objects alive when it begins set aside from the
-    collector (``gc.freeze``: the modules, tables and caches a long run made
-    before) and the youngest generation collected after ``YOUNG``
+    """Run the block with the youngest generation collected after ``YOUNG``
     allocations instead of Python's 700.
 
     Why: a campaign checks thousands of small cases, each allocating and
-    dropping many objects; with the default thresholds the collector ran
-    about once per case (1,068 times in 1,500 cases) and every older
-    collection went over every object refc had imported, about 7% of the
-    campaign's time; so it runs a fifth as often, over a case's own objects.
-    Cycles are still collected, only later; at the end the set-aside objects
-    are handed back (``gc.unfreeze``) and the thresholds restored. Nested
-    and concurrent blocks share one setting, undone when the last one ends."""
+    dropping many objects, most freed by reference counting at once; with
+    the default threshold the collector ran about once per case (1,068
+    times in 1,500 cases, about 7% of the campaign's time), so it runs a
+    fifth as often. Cycles are still collected, only later (no object is set
+    aside from the collector: ``gc.freeze`` at a chunk's start would keep
+    what became garbage during it until a collection between chunks, which
+    never comes). Nested and concurrent blocks share one setting, undone
+    when the last one ends."""
     global _spaced, _threshold
     with _pause_lock:
         if _spaced == 0:
             _threshold = gc.get_threshold()
             gc.set_threshold(max(YOUNG, _threshold[0]), *_threshold[1:])
         _spaced += 1
-        gc.freeze()
     try:
         yield
     finally:
@@ -76,4 +74,3 @@ def fewer_collections() -> Iterator[None]:
             _spaced -= 1
             if _spaced == 0:
                 gc.set_threshold(*_threshold)
-                gc.unfreeze()
