@@ -33,7 +33,7 @@ from refcompiler.targets import BUILTIN
 from fuzz.case import Case, ExpectKind
 
 if TYPE_CHECKING:
-    from fuzz.oracle.finding import Finding
+    from fuzz.oracle.finding import CaseReport, Finding
 
 __all__ = ["Verdict", "Outcome", "plugin_modules", "case_problem", "plugin_problem", "order_problem", "judge", "exit_code"]
 
@@ -185,31 +185,31 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
         if case.mutant == mutant:
             return Outcome(Verdict.REGRESSED, f"no longer kills {mutant}")
         return Outcome(Verdict.OK, f"does not kill {mutant}")
-    finding = check_case(case).finding
+    report = check_case(case)
+    finding = report.finding
     if finding is not None:
         on = f" on target {case.target.spec}" if case.target is not None else ""
         return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}{_unlike_recorded(case, finding)}")
     if case.mutant is None:
-        return Outcome(Verdict.OK, f"{case.expect}{_order_changed(case)}")
+        return Outcome(Verdict.OK, f"{case.expect}{_order_changed(case, report)}")
     killed = check_case(case, mutant=case.mutant).finding
     if killed is None:
         return Outcome(Verdict.REGRESSED, f"{case.expect}, but no longer kills its mutant {case.mutant}")
     return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}{_unlike_recorded(case, killed, now=True)}")
 
 
-def _order_changed(case: Case) -> str:
-    """A note when the case's scheduler, asked again with its recorded seed,
-    orders the graph otherwise than the recorded ``scheduler_order``: fixed,
-    or an order that depends on more than the graph and the seed (a set's
-    iteration order differs from process to process), which a pass may then
-    owe to luck; empty otherwise."""
-    from refcompiler.driver import prepare, scheduler_order
-
+def _order_changed(case: Case, report: CaseReport) -> str:
+    """A note when the case's scheduler, asked with its recorded seed by the
+    check that passed (``report``: asked once, as a scheduler that answers
+    otherwise each time would make a second answer another order than the
+    one checked), ordered the graph otherwise than the recorded
+    ``scheduler_order``: fixed, or an order that depends on more than the
+    graph and the seed (a set's iteration order differs from process to
+    process), which a pass may then owe to luck; empty otherwise."""
     if case.scheduler is None or case.scheduler_order is None or case.expect.kind is not ExpectKind.PASS:
         return ""
-    try:
-        now = scheduler_order(prepare(case.graph), case.scheduler, case.scheduler_seed or 0)
-    except RefCompilerError:
+    now = report.scheduler_orders.get((case.scheduler, case.scheduler_seed or 0))
+    if now is None:  # not asked (a graph that is all dead code)
         return ""
     nodes = case.graph.node_by_name  # (a case recorded before orders kept their private copies has none)
     if [n for n in case.scheduler_order if n in nodes] == [n for n in now if n in nodes]:

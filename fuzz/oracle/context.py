@@ -66,6 +66,8 @@ class GraphContext:
     target_refused: str | None = None  # why an external target refused the graph (not a finding)
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)
+    # the order each scheduler asked gave, by (scheduler, seed): a user's may differ when asked again
+    scheduler_orders: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
     # every compiled program whose per-schedule stages all passed, by its schedule
     _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
     # the canonical keys (``canonical_key``) of those programs

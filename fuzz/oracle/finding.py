@@ -170,6 +170,8 @@ class CaseReport:
     schedules: int  # schedules compiled and run (each under every pipeline)
     refused: str | None = None  # why an external target refused the graph
     seconds: Mapping[str, float] = field(default_factory=dict)  # wall-clock seconds by oracle stage (``GraphContext.seconds``)
+    # what each scheduler asked answered, by (scheduler, seed) (``GraphContext.scheduler_orders``)
+    scheduler_orders: Mapping[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
 
 
 def crash(stage: Stage, e: BaseException, **where: object) -> Finding:

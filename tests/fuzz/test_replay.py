@@ -158,3 +158,28 @@ def test_a_case_that_fails_otherwise_than_it_recorded_says_how_it_was_recorded()
     # a file's text: escaped and cut short
     hostile = judge(replace(case, finding=FindingRecord("\x1b[2J" + "x" * 500))).detail
     assert "\x1b" not in hostile and "\\x1b[2J" in hostile and hostile.endswith("...)") and len(hostile) < 400
+
+
+def test_a_scheduler_is_asked_once_and_its_answer_is_what_the_note_compares(tmp_path, monkeypatch):
+    # replay asked the scheduler again for the note: one that answers otherwise each
+    # time was said to have changed its order, though the order checked was the recorded one
+    (tmp_path / "r9_flaky.py").write_text(
+        "calls = []\n"
+        "def schedule(graph, deps, seed):\n"
+        "    calls.append(seed)\n"
+        "    if len(calls) % 2:\n"
+        "        return ['sum', 'late', 's', 'save_late']\n"
+        "    return ['late', 'sum', 's', 'save_late']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import r9_flaky
+
+    doc = json.loads((ROOT / "examples" / "read_then_save.json").read_text())
+    case = case_from_doc({**doc, "expect": "pass", "scheduler": "r9_flaky:schedule", "scheduler_seed": 3,
+                          "scheduler_order": ["sum", "late", "s", "save_late"]})
+    outcome = judge(case)
+    assert outcome.verdict is Verdict.OK and "now orders" not in outcome.detail, outcome
+    assert r9_flaky.calls == [3]
+    outcome = judge(case)  # asked again: the other order, which this check used and the note names
+    assert outcome.verdict is Verdict.OK and "r9_flaky:schedule now orders the graph otherwise" in outcome.detail, outcome
+    assert r9_flaky.calls == [3, 3]

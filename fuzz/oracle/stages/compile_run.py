@@ -108,6 +108,7 @@ def _scheduler_answer(ctx: RunContext) -> tuple[str, ...]:
             scheduler = resolve_scheduler(ctx.choice.scheduler or "topo")
             seed = ctx.case.seed if ctx.choice.seed is None else ctx.choice.seed
             answer.order = scheduler_order(ctx.case.compiler_prepared(), scheduler, seed)
+            ctx.case.scheduler_orders[(ctx.choice.scheduler or "topo", seed)] = answer.order
         except Exception as e:  # kept: each pipeline reports it, as compiling would
             answer.error = e
     if answer.error is not None:
