@@ -98,14 +98,24 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
-def versions() -> tuple[tuple[str, str], ...]:
-    """The versions a case was found with: refc, numpy, hypothesis, z3."""
+def versions(target: str | None = None) -> tuple[tuple[str, str], ...]:
+    """The versions a case was found with: refc, numpy, hypothesis, z3, and
+    with ``target`` (a ``--target`` spec) what that target says it runs on
+    (its ``versions()``: onnxruntime's, onnx's; nothing more when it raises)."""
     out = []
     for package in ("refc", "numpy", "hypothesis", "z3-solver"):
         try:
             out.append((package, metadata.version(package)))
         except metadata.PackageNotFoundError:
             out.append((package, "unknown"))
+    if target is not None:
+        from refcompiler.targets import resolve_target
+
+        try:
+            found = resolve_target(target).versions()
+            out.extend((str(k), str(v)) for k, v in found.items() if str(k) not in dict(out))
+        except Exception:  # a user's target: its own fault, not the case's
+            pass
     return tuple(out)
 
 
@@ -144,7 +154,7 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     and reproducing, else none (replay then checks the standard schedules)."""
     record = FindingRecord(str(finding.signature), finding.explanation, finding.location.nodes, finding.location.instruction)
     base = Case(graph, expect, config.pipeline, None, (), found_by(config), config.mutant,
-                versions=versions(), command=config.command, target=_target_record(config, finding), finding=record)
+                versions=versions(config.target), command=config.command, target=_target_record(config, finding), finding=record)
     if expect.kind is ExpectKind.REJECT:
         return base
     choice = finding.schedule

@@ -60,6 +60,8 @@ def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_pa
     case = json.loads((tmp_path / entry["case"]).read_text())
     assert case["target"]["name"] == FAKE + "ALIASING" and case["target"]["configurations"] == ["base", "reuse", "fast"]
     assert case["target"]["failing"] in case["target"]["configurations"]
+    # with what it was found: refc's packages and what the target says it runs on
+    assert {"refc", "numpy", "fake"} <= dict(case["versions"]).keys() and dict(case["versions"])["fake"] == "1", case["versions"]
     code, out, _ = refc(capsys, "replay", tmp_path / entry["case"])
     assert code == 2 and "needs plug-in tests.refcompiler.targets.fake_targets" in out
     code, out, _ = refc(capsys, "replay", tmp_path / entry["case"], "--allow-plugin", "tests.refcompiler.targets.fake_targets")
