@@ -37,6 +37,17 @@ SUMMARY_FIELDS = (
     ("stopped_by", "stopped by"),
 )
 
+# A target campaign's (``--target``; its summary's ``target`` object) fields, shown in
+# place of those of refc's own compiler (its pipeline, schedulers and schedules).
+TARGET_FIELDS = (
+    ("name", "target"),
+    ("configurations", "target configurations"),
+    ("refused", "graphs the target refused"),
+    ("graphs_per_second", "graphs per second"),
+    ("compiled_graphs_per_second", "compiled graphs per second"),
+)
+_COMPILER_ONLY = ("pipeline", "schedulers", "schedules", "schedules_per_second")
+
 _CSS = """
 body { font-family: Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1200px; color: #212121; }
 h1 { font-size: 1.5em; } h2 { border-bottom: 1px solid #bdbdbd; margin-top: 2em; }
@@ -77,8 +88,15 @@ def _shown(value: Any) -> str:
 
 
 def _summary_table(summary: dict[str, Any]) -> str:
-    rows = [f"<tr><th>{_e(head)}</th><td>{_e(_shown(summary.get(key)))}</td></tr>" for key, head in SUMMARY_FIELDS if key in summary]
-    return '<table class="summary">' + "".join(rows) + "</table>"
+    target = summary.get("target")
+    fields = SUMMARY_FIELDS
+    if isinstance(target, dict):  # an external compiler was fuzzed: refc's pipeline and schedules say nothing
+        fields = tuple(f for f in SUMMARY_FIELDS if f[0] not in _COMPILER_ONLY)
+    rows = [(head, summary.get(key)) for key, head in fields if key in summary]
+    if isinstance(target, dict):
+        rows[1:1] = [(head, target.get(key)) for key, head in TARGET_FIELDS if key in target]
+    cells = "".join(f"<tr><th>{_e(head)}</th><td>{_e(_shown(value))}</td></tr>" for head, value in rows)
+    return '<table class="summary">' + cells + "</table>"
 
 
 def _finding(k: int, f: FindingView) -> str:

@@ -123,6 +123,30 @@ def test_a_campaign_without_findings(capsys, out_dir):
     assert "0 distinct findings: nothing failed" in (out_dir / "report.html").read_text()
 
 
+def _summary_rows(page: str) -> dict[str, str]:
+    table = page[page.index('<table class="summary">'):]
+    table = table[: table.index("</table>")]
+    return dict(re.findall(r"<tr><th>(.*?)</th><td>(.*?)</td></tr>", table))
+
+
+def test_a_target_campaign_shows_its_target_not_refcs_pipeline_and_schedules(capsys, out_dir):
+    # it showed "pipeline under test O2", "schedules 0" and no word of the target fuzzed
+    summary = json.loads((out_dir / "summary.json").read_text())
+    summary.update(schedules=0, schedules_per_second=0.0, mutant=None,
+                   target={"name": "onnxruntime", "configurations": 32, "graphs": 60, "refused": 4, "refusal_reasons": [],
+                           "graphs_per_second": 1.1, "compiled_graphs_per_second": 1.0})
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    assert refc(capsys, "report", out_dir)[0] == 0
+    rows = _summary_rows((out_dir / "report.html").read_text())
+    assert rows["target"] == "onnxruntime" and rows["target configurations"] == "32" and rows["graphs the target refused"] == "4"
+    assert rows["graphs per second"] == "1.1" and rows["cases"] == "60"
+    assert not {"pipeline under test", "schedulers", "schedules", "schedules per second"} & rows.keys(), rows
+    summary["target"] = "not an object"  # a summary's data, not a crash: shown as refc's own campaign
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+    assert refc(capsys, "report", out_dir)[0] == 0
+    assert "pipeline under test" in _summary_rows((out_dir / "report.html").read_text())
+
+
 def test_without_graphviz_the_report_is_written_and_says_what_to_install(capsys, out_dir, monkeypatch):
     monkeypatch.setenv("PATH", str(out_dir))
     assert refc(capsys, "report", out_dir)[0] == 0
