@@ -61,9 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from refcompiler.mutants import activate
-    from refcompiler.symbolic import validate_compiled
-    from refcompiler.symbolic.schedules import validate_all_schedules
+    from refcompiler.symbolic.terms import TermLimit
 
     if args.out == "-":
         raise UsageError("--out -: validate writes its counterexample as a case file; name one")
@@ -78,6 +76,17 @@ def run(args: argparse.Namespace) -> int:
     graph, settings = load_with_settings(args)
     settings.check()
     note_recorded(args, settings)
+    try:
+        return _validate(args, graph, settings)
+    except TermLimit as e:
+        raise UsageError(f"{e}: raise it with --max-terms") from None
+
+
+def _validate(args: argparse.Namespace, graph: Graph, settings: Settings) -> int:
+    from refcompiler.mutants import activate
+    from refcompiler.symbolic import validate_compiled
+    from refcompiler.symbolic.schedules import validate_all_schedules
+
     try:
         if args.all_schedules:
             with activate(settings.mutant):

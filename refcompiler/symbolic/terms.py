@@ -30,7 +30,13 @@ from specs import FastEnum
 
 from refcompiler.errors import UsageError
 
-__all__ = ["Sort", "Terms", "SORT_CODE"]
+__all__ = ["Sort", "Terms", "SORT_CODE", "TermLimit"]
+
+
+class TermLimit(UsageError):
+    """The symbolic validation would build more terms, or terms of more
+    arguments in all, than its limit (``max_terms``; ``refc validate
+    --max-terms``). A usage error: the graph is too large for the limit."""
 
 
 class Sort(FastEnum):
@@ -75,7 +81,7 @@ class Terms:
         """Add ``node``, known not to be in the table."""
         tid = len(self.nodes)
         if self.limit is not None and tid >= self.limit:
-            raise UsageError(f"the symbolic validation needs more than {self.limit} terms (the limit; raise it with --max-terms)")
+            raise TermLimit(f"the symbolic validation needs more than {self.limit} terms (the limit)")
         self.nodes.append(node)
         self.sorts.append(sort)
         self.index[node] = tid
@@ -139,8 +145,8 @@ class Terms:
         self.arguments += len(node[2])
         if self.limit is not None and self.arguments > self.limit * ARGUMENTS_PER_TERM:
             # a matmul's element is one term of 2k arguments: a 600 x 600 product held 432 million of them
-            raise UsageError(f"the symbolic validation needs terms of more than {self.limit * ARGUMENTS_PER_TERM} arguments in all "
-                             f"({ARGUMENTS_PER_TERM} per term of the limit; raise it with --max-terms)")
+            raise TermLimit(f"the symbolic validation needs terms of more than {self.limit * ARGUMENTS_PER_TERM} arguments in all "
+                            f"({ARGUMENTS_PER_TERM} per term of the limit)")
         return self._new(node, sort)
 
     def as_sort(self, t: int, sort: Sort) -> int:
