@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, file_path, in_file, out_file, plural, positive_seconds, verdict_exit, whole_number
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
 from refcompiler.errors import InvariantViolation, UsageError
+from refcompiler.limits import clipped
 from refcompiler.symbolic.defaults import DEFAULT_ALL_SECONDS, DEFAULT_MAX_TERMS, DEFAULT_ORDER_LIMIT, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _report_all(args: argparse.Namespace, graph: Graph, settings: Settings, resu
         }
         print(json.dumps(doc))
     elif result.failing is not None:
-        print(f"{args.graph}: {result.verdict.value} at legal order {','.join(result.failing_order or ())} "
+        print(f"{args.graph}: {result.verdict.value} at legal order {_order_text(result.failing_order or ())} "
               f"(after {plural(result.orders, 'order')}, {plural(result.programs, 'distinct program')}): {_describe(result.failing, settings.pipeline)}")
     elif result.verdict is Verdict.PROVED:
         print(f"{args.graph}: proved for all {plural(result.orders, 'legal order')} ({plural(result.programs, 'distinct program')}), "
@@ -145,8 +146,20 @@ def _describe(v: Validation, pipeline: str) -> str:
     # "counterexample confirmed by ...", not "counterexample: counterexample confirmed by ..."
     head = v.detail if v.detail.startswith(v.verdict.value) else f"{v.verdict.value}: {v.detail}"
     if v.verdict is Verdict.PROVED:
-        return f"{head} (schedule {','.join(v.schedule)}; pipeline {pipeline})"
+        return f"{head} (schedule {_order_text(v.schedule)}; pipeline {pipeline})"
     return head
+
+
+ORDER_SHOWN = 64  # nodes an order printed on one line lists; --json gives all
+
+
+def _order_text(order: Sequence[str]) -> str:
+    """An order as ``--order`` takes it (``A,B,C``), its first ``ORDER_SHOWN``
+    nodes and how many more when it is longer (a graph of 50,000 nodes made
+    one line of half a megabyte)."""
+    shown_names = ",".join(clipped(n, 128) for n in order[:ORDER_SHOWN])
+    more = len(order) - ORDER_SHOWN
+    return shown_names if more <= 0 else f"{shown_names},... and {more} more (all of them: --json)"
 
 
 def _validation_doc(v: Validation) -> dict[str, Any]:

@@ -164,3 +164,16 @@ def test_a_counterexample_case_names_the_nodes_the_compiler_dropped_and_replays(
     assert sorted(case.schedule) == sorted(n.name for n in case.graph.nodes)
     code, out, _ = refc(capsys, "replay", out_file, "--mutant", "dce-drop-stateful")
     assert code == 0 and f"{out_file}: ok: kills dce-drop-stateful" in out
+
+
+def test_a_long_order_is_listed_in_part_on_its_line_and_whole_in_json(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    # a 50,000-node graph's schedule made one line of half a megabyte
+    nodes = [{"name": f"r{i}", "op": "relu", "inputs": [f"r{i - 1}" if i else "A"]} for i in range(100)]
+    nodes.append({"name": "s", "op": "save", "inputs": ["r99"], "attrs": {"target": "P"}})
+    storage = [{"name": n, "kind": "placeholder", "dtype": "float32", "shape": [2]} for n in ("A", "P")]
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"format": "refc-graph/1", "name": "chain", "storage": storage, "nodes": nodes}))
+    code, out, _ = refc(capsys, "validate", path)
+    assert code == 0 and "(schedule r0,r1," in out and ",r63,... and 37 more (all of them: --json); pipeline O0)" in out, out
+    code, out, _ = refc(capsys, "validate", path, "--json")
+    assert code == 0 and len(json.loads(out)["schedule"]) == 101
