@@ -67,12 +67,13 @@ def run(args: argparse.Namespace) -> int:
     from refcompiler.schedulers import resolve_scheduler
     from refcompiler.verifier import violations
 
-    if args.config is not None and args.target is None:
-        # else ignored: the run would not be the configuration asked for
-        raise UsageError(f"--config {args.config!r} chooses a configuration of an external compiler: it needs --target NAME")
     if args.out is not None and args.out != "-":
         out_file(args.out)
     graph, settings = load_with_settings(args)
+    if args.config is not None and args.target is None and (args.reference or settings.target is None):
+        # else ignored: the run would not be the configuration asked for
+        raise UsageError(f"--config {args.config!r} chooses a configuration of an external compiler: "
+                         "it needs --target NAME, or a case found against one")
     if args.reference:
         # not used, but an unknown name given is still bad usage (2); the case's are not imported
         resolve_scheduler(args.scheduler or "topo")

@@ -26,7 +26,7 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", metavar="NAME", default=None, help="run on an external compiler instead: onnxruntime, or module:attribute")
-    p.add_argument("--config", metavar="KEY", default=None, help="with --target: only this configuration (default: every one)")
+    p.add_argument("--config", metavar="KEY", default=None, help="with --target, or a case found against a target: only this configuration (default: every one)")
 
 
 def run(args: argparse.Namespace, graph: Graph, inputs: Mapping[str, np.ndarray] | None) -> int:

@@ -101,7 +101,7 @@ def test_a_shrink_grace_of_zero_is_no_grace_and_a_negative_one_bad_usage(capsys,
 def test_run_config_without_target_is_bad_usage(capsys):
     # it was ignored: the graph ran compiled, exit 0, as if no configuration were asked for
     code, out, err = refc(capsys, "run", SGD, "--config", "ORT_DISABLE_ALL")
-    assert (code, out) == (2, "") and err == "refc run: --config 'ORT_DISABLE_ALL' chooses a configuration of an external compiler: it needs --target NAME\n"
+    assert (code, out) == (2, "") and err == "refc run: --config 'ORT_DISABLE_ALL' chooses a configuration of an external compiler: it needs --target NAME, or a case found against one\n"
 
 
 def test_a_file_name_that_is_not_utf8_prints_under_a_strict_stdout(tmp_path):

@@ -98,6 +98,11 @@ def test_run_of_a_target_case_runs_that_target_and_compile_imports_none(capsys, 
     assert code == 1 and "TGT-1 reference" in out and f"as the case records: target {FAKE}WRONG" in err, (out, err)
     code, out, _ = refc(capsys, "run", case, "--target", "onnxruntime-pairs", "--runs", "1")
     assert code == 0 and "agrees" in out, out
+    # --config chooses among the recorded target's configurations (it asked for --target)
+    code, out, err = refc(capsys, "run", case, "--allow-plugin", module, "--config", "base")
+    assert code == 1 and "1 configurations" in out and "TGT-1 reference" in out, (out, err)
+    code, _, err = refc(capsys, "run", case, "--reference", "--config", "base")
+    assert code == 2 and "it needs --target NAME" in err, err
     code, out, _ = refc(capsys, "compile", case)
     assert code == 0 and out.startswith('program "sgd_momentum"'), out
 
