@@ -50,13 +50,14 @@ def collector_paused() -> Iterator[None]:
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """Run the block with the youngest generation collected after ``YOUNG``
-    allocations instead of Python's 700.
+    allocations instead of Python's 700 (a threshold of 0, automatic
+    collection off, is left as it is).
 
     Why: a campaign checks thousands of small cases, each allocating and
     dropping many objects, most freed by reference counting at once; with
     the default threshold the collector ran about once per case (1,068
-    times in 1,500 cases, about 7% of the campaign's time), so it runs a
-    fifth as often. Cycles are still collected, only later (no object is set
+    times in 1,500 cases, about 7% of the campaign's time); so it runs far
+    less often (219 times). Cycles are still collected, only later (no object is set
     aside from the collector: ``gc.freeze`` at a chunk's start would keep
     what became garbage during it until a collection between chunks, which
     never comes). Nested and concurrent blocks share one setting, undone
@@ -65,7 +66,8 @@ def fewer_collections() -> Iterator[None]:
     with _pause_lock:
         if _spaced == 0:
             _threshold = gc.get_threshold()
-            gc.set_threshold(max(YOUNG, _threshold[0]), *_threshold[1:])
+            if 0 < _threshold[0] < YOUNG:  # 0: automatic collection is off, and stays off
+                gc.set_threshold(YOUNG, *_threshold[1:])
         _spaced += 1
     try:
         yield

@@ -101,7 +101,8 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
 def versions(target: str | None = None) -> tuple[tuple[str, str], ...]:
     """The versions a case was found with: refc, numpy, hypothesis, z3, and
     with ``target`` (a ``--target`` spec) what that target says it runs on
-    (its ``versions()``: onnxruntime's, onnx's; nothing more when it raises)."""
+    (its ``versions()``: onnxruntime's, onnx's; nothing more when a user's
+    raises, exits or returns no mapping), under refc's own names."""
     out = []
     for package in ("refc", "numpy", "hypothesis", "z3-solver"):
         try:
@@ -109,13 +110,19 @@ def versions(target: str | None = None) -> tuple[tuple[str, str], ...]:
         except metadata.PackageNotFoundError:
             out.append((package, "unknown"))
     if target is not None:
+        from refcompiler.errors import RefCompilerError
+        from refcompiler.plugins import call_untrusted
         from refcompiler.targets import resolve_target
 
-        try:
-            found = resolve_target(target).versions()
-            out.extend((str(k), str(v)) for k, v in found.items() if str(k) not in dict(out))
-        except Exception:  # a user's target: its own fault, not the case's
-            pass
+        def pairs() -> list[tuple[str, str]]:
+            return [(str(k), str(v)) for k, v in resolve_target(target).versions().items()]
+
+        try:  # a user's target's code, which may raise or exit: its own fault, not the case's
+            found = call_untrusted(pairs, f"target {target}'s versions()")
+        except RefCompilerError:
+            found = []
+        known = dict(out)
+        out.extend((k, v) for k, v in found if k not in known)
     return tuple(out)
 
 

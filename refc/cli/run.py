@@ -70,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out != "-":
         out_file(args.out)
     graph, settings = load_with_settings(args)
-    if args.config is not None and args.target is None and (args.reference or settings.target is None):
+    if args.config is not None and args.reference:
+        raise UsageError(f"--config {args.config!r} chooses a configuration of an external compiler; --reference runs none")
+    if args.config is not None and args.target is None and settings.target is None:
         # else ignored: the run would not be the configuration asked for
         raise UsageError(f"--config {args.config!r} chooses a configuration of an external compiler: "
                          "it needs --target NAME, or a case found against one")

@@ -79,3 +79,31 @@ def test_cycles_made_under_fewer_collections_are_still_collected() -> None:
         del a, b, kept
         gc.collect()
         assert gone() is None and gone_too() is None
+
+
+def test_fewer_collections_leaves_automatic_collection_off_and_still_collects_when_on() -> None:
+    import weakref
+
+    from refcompiler.collector import YOUNG, fewer_collections
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(0)  # automatic collection off: a block must not turn it on
+        with fewer_collections():
+            assert gc.get_threshold()[0] == 0
+        gc.set_threshold(700)
+        assert gc.isenabled()
+
+        class Node:
+            pass
+
+        with fewer_collections():
+            a = Node()
+            a.me = a  # a cycle, freed by no reference count
+            gone = weakref.ref(a)
+            del a
+            kept = [[] for _ in range(3 * YOUNG)]  # allocations enough for a collection of its own
+            assert gone() is None
+            del kept
+    finally:
+        gc.set_threshold(*before)

@@ -47,3 +47,29 @@ def test_a_failure_stored_unshrunk_names_its_dead_nodes_in_its_schedule_and_repl
     assert stored.schedule is not None and sorted(stored.schedule) == sorted(n.name for n in graph.nodes)
     assert case_problem(stored) is None
     assert failure.reproduces, failure.not_reproduced
+
+
+def test_a_cases_versions_take_the_targets_and_survive_one_that_raises_or_exits(tmp_path, monkeypatch):
+    # a user's target whose versions() called sys.exit ended the chunk before any case was stored
+    from fuzz.campaign.failure import versions
+
+    (tmp_path / "v7_targets.py").write_text(
+        "import sys\n"
+        "from tests.refcompiler.targets.fake_targets import Wrong\n"
+        "class Exits(Wrong):\n"
+        "    def versions(self):\n"
+        "        sys.exit(3)\n"
+        "class Odd(Wrong):\n"
+        "    def versions(self):\n"
+        "        return [('a', 'b')]\n"
+        "class Named(Wrong):\n"
+        "    def versions(self):\n"
+        "        return {'mine': 2, 'numpy': 'not this one'}\n"
+        "EXITS, ODD, NAMED = Exits(), Odd(), Named()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plain = dict(versions())
+    assert plain.keys() == {"refc", "numpy", "hypothesis", "z3-solver"}
+    assert dict(versions("v7_targets:EXITS")) == plain
+    assert dict(versions("v7_targets:ODD")) == plain
+    assert dict(versions("v7_targets:NAMED")) == {**plain, "mine": "2"}  # refc's own names are not replaced
