@@ -110,19 +110,10 @@ def versions(target: str | None = None) -> tuple[tuple[str, str], ...]:
         except metadata.PackageNotFoundError:
             out.append((package, "unknown"))
     if target is not None:
-        from refcompiler.errors import RefCompilerError
-        from refcompiler.plugins import call_untrusted
-        from refcompiler.targets import resolve_target
+        from refcompiler.targets import target_versions
 
-        def pairs() -> list[tuple[str, str]]:
-            return [(str(k), str(v)) for k, v in resolve_target(target).versions().items()]
-
-        try:  # a user's target's code, which may raise or exit: its own fault, not the case's
-            found = call_untrusted(pairs, f"target {target}'s versions()")
-        except RefCompilerError:
-            found = []
         known = dict(out)
-        out.extend((k, v) for k, v in found if k not in known)
+        out.extend((k, v) for k, v in target_versions(target).items() if k not in known)
     return tuple(out)
 
 

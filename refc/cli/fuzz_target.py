@@ -5,6 +5,7 @@ after it, each distinct finding's shrunk case becomes a bug folder
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,19 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
     from fuzz.corpus import load_case
     from refcompiler.targets.bugs import write_bug_folder
 
+    from refcompiler.errors import ExecutionError
+
     written = []
     for entry in doc["signatures"]:
         case = load_case(out / entry["case"])
         if case.expect.kind is not ExpectKind.PASS:
             continue
         folder = out / "bugs" / Path(entry["case"]).stem
-        if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
-            written.append(folder)
+        try:
+            if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
+                written.append(folder)
+        except ExecutionError as e:  # the target's own code failed writing it: the other folders still come
+            print(f"refc fuzz: no bug folder for {entry['case']}: {e}", file=sys.stderr)
     return written
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from refcompiler.errors import UsageError
+from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.limits import shown
-from refcompiler.plugins import load_attribute
+from refcompiler.plugins import call_untrusted, load_attribute
 
-__all__ = ["BUILTIN", "resolve_target"]
+__all__ = ["BUILTIN", "resolve_target", "target_versions"]
 
 BUILTIN = {
     "onnxruntime": "refcompiler.targets.onnxruntime:TARGET",
@@ -45,3 +45,17 @@ def resolve_target(spec: str) -> Any:
     if missing is not None:
         raise UsageError(f"target {spec!r} needs the package {missing!r}: {getattr(target, 'requirement', 'pip install ' + missing)}")
     return target
+
+
+def target_versions(spec: str) -> dict[str, str]:
+    """What target ``spec`` says it runs on (its ``versions()``: package ->
+    version, as strings), called as a user's code is: empty when it raises,
+    exits or returns no mapping (a case or bug folder then lacks them)."""
+
+    def pairs() -> dict[str, str]:
+        return {str(k): str(v) for k, v in resolve_target(spec).versions().items()}
+
+    try:
+        return call_untrusted(pairs, f"target {shown(spec)}'s versions()")  # type: ignore[return-value]
+    except RefCompilerError:
+        return {}

@@ -21,16 +21,18 @@ from __future__ import annotations
 import platform
 import sys
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from refcompiler.files import write_atomic, write_json_atomic
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
+from refcompiler.limits import shown
 from refcompiler.onnx_io.compare import ABS_SLACK, ULP_BOUND
+from refcompiler.plugins import call_untrusted
 from refcompiler.reference import run_reference
-from refcompiler.targets import resolve_target
+from refcompiler.targets import resolve_target, target_versions
 from refcompiler.targets.isolate import run_target
 from refcompiler.targets.verdict import Discrepancy, judge
 from refcompiler.values import bind_inputs, save_npz
@@ -55,20 +57,27 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
         return None
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    configs = {c.key: c for c in target.configurations()}
-    program = target.build(graph)
+    configs = {c.key: c for c in _theirs(spec, "configurations()", target.configurations)}  # type: ignore[attr-defined]
+    program = _theirs(spec, "build()", target.build, graph)
     failing = configs.get(d.failing or "") or next(iter(configs.values()))
     passing = configs.get(d.passing or "")
-    for name, data in target.bug_files(program, failing, passing).items():
+    files = _theirs(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))
+    for name, data in files.items():  # type: ignore[attr-defined]
         write_atomic(str(folder / name), lambda f, data=data: f.write(data))
     save_npz(str(folder / "inputs.npz"), entry)
     save_npz(str(folder / "expected.npz"), {f"{s}.run{k}": v for k, values in enumerate(reference, 1) for s, v in values.items()})
     write_json_atomic(str(folder / "finding.json"), _finding_doc(d, spec, failing.key, passing.key if passing else d.passing))
-    versions = {"python": sys.version.split()[0], "platform": platform.platform(), **target.versions()}
+    versions = {"python": sys.version.split()[0], "platform": platform.platform(), **target_versions(spec)}
     text = "".join(f"{k}=={v}\n" for k, v in versions.items())
     write_atomic(str(folder / "versions.txt"), lambda f: f.write(text.encode()))
     write_json_atomic(str(folder / "graph.json"), graph_to_doc(graph))
     return d
+
+
+def _theirs(spec: str, what: str, fn: Any, *args: object) -> object:
+    """``fn(*args)``, a target's own code (a user's ``module:attr`` target's):
+    what it raises, or a ``sys.exit``, is an ``ExecutionError`` naming it."""
+    return call_untrusted(fn, f"target {shown(spec)}'s {what}", *args)
 
 
 def _finding_doc(d: Discrepancy, spec: str, failing: str, passing: str | None) -> dict[str, object]:

@@ -130,3 +130,27 @@ def test_the_campaign_summary_counts_configurations_refusals_and_graphs_per_seco
     assert code == 0 and t["refused"] == 0 and t["graphs"] == 4 and t["refusal_reasons"] == []
     code, out, _ = refc(capsys, "fuzz", "--max-cases", "2", "--workers", "1", "--out", tmp_path / "c")
     assert "target" not in json.loads((tmp_path / "c" / "summary.json").read_text())
+
+
+def test_a_targets_own_code_failing_while_its_bug_folders_are_written_is_named_not_a_crash(capsys, tmp_path, monkeypatch):
+    # a user's target whose bug_files() raised (or whose versions() exited) ended refc fuzz with a
+    # traceback after the summary was written; the cases stand, and the target's fault is named
+    (tmp_path / "b4_targets.py").write_text(
+        "import sys\n"
+        "from tests.refcompiler.targets.fake_targets import Aliasing\n"
+        "class NoFiles(Aliasing):\n"
+        "    def bug_files(self, program, failing, passing):\n"
+        "        raise RuntimeError('no files today')\n"
+        "class ExitsInVersions(Aliasing):\n"
+        "    def versions(self):\n"
+        "        sys.exit(3)\n"
+        "NO_FILES, EXITS = NoFiles(), ExitsInVersions()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = refc(capsys, "fuzz", "--target", "b4_targets:NO_FILES", "--max-cases", "20", "--workers", "1", "--out", tmp_path / "a")
+    assert code == 1 and (tmp_path / "a" / "summary.json").exists() and list((tmp_path / "a" / "cases").iterdir()), (out, err)
+    assert "no bug folder for cases/" in err and "target 'b4_targets:NO_FILES''s bug_files() raised RuntimeError: no files today" in err, err
+    code, out, err = refc(capsys, "fuzz", "--target", "b4_targets:EXITS", "--max-cases", "20", "--workers", "1", "--out", tmp_path / "b")
+    assert code == 1, (out, err)
+    bugs = list((tmp_path / "b" / "bugs").iterdir())
+    assert bugs and all("python==" in (b / "versions.txt").read_text() for b in bugs)
