@@ -25,9 +25,8 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
         return []
     from fuzz.case import ExpectKind, case_inputs
     from fuzz.corpus import load_case
-    from refcompiler.targets.bugs import write_bug_folder
-
     from refcompiler.errors import ExecutionError
+    from refcompiler.targets.bugs import write_bug_folder
 
     written = []
     for entry in doc["signatures"]:
