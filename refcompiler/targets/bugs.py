@@ -57,7 +57,7 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
         return None
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    configs = {c.key: c for c in _theirs(spec, "configurations()", target.configurations)}  # type: ignore[attr-defined]
+    configs: dict = _theirs(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[assignment]
     program = _theirs(spec, "build()", target.build, graph)
     failing = configs.get(d.failing or "") or next(iter(configs.values()))
     passing = configs.get(d.passing or "")
