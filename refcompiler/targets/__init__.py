@@ -22,7 +22,7 @@ from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
 
-__all__ = ["BUILTIN", "resolve_target", "target_versions"]
+__all__ = ["BUILTIN", "resolve_target", "target_call", "target_versions"]
 
 BUILTIN = {
     "onnxruntime": "refcompiler.targets.onnxruntime:TARGET",
@@ -47,6 +47,13 @@ def resolve_target(spec: str) -> Any:
     return target
 
 
+def target_call(spec: str, what: str, fn: Any, *args: object) -> object:
+    """``fn(*args)``, target ``spec``'s own code (``what``: "build()"), called as
+    a user's code is: what it raises, or a ``sys.exit``, is an ``ExecutionError``
+    naming the target and ``what``."""
+    return call_untrusted(fn, f"target {shown(spec)}'s {what}", *args)
+
+
 def target_versions(spec: str) -> dict[str, str]:
     """What target ``spec`` says it runs on (its ``versions()``: package ->
     version, as strings), called as a user's code is: empty when it raises,
@@ -56,6 +63,6 @@ def target_versions(spec: str) -> dict[str, str]:
         return {str(k): str(v) for k, v in resolve_target(spec).versions().items()}
 
     try:
-        return call_untrusted(pairs, f"target {shown(spec)}'s versions()")  # type: ignore[return-value]
+        return target_call(spec, "versions()", pairs)  # type: ignore[return-value]
     except RefCompilerError:
         return {}

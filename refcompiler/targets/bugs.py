@@ -21,18 +21,16 @@ from __future__ import annotations
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from refcompiler.files import write_atomic, write_json_atomic
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
-from refcompiler.limits import shown
 from refcompiler.onnx_io.compare import ABS_SLACK, ULP_BOUND
-from refcompiler.plugins import call_untrusted
 from refcompiler.reference import run_reference
-from refcompiler.targets import resolve_target, target_versions
+from refcompiler.targets import resolve_target, target_call, target_versions
 from refcompiler.targets.isolate import run_target
 from refcompiler.targets.verdict import Discrepancy, judge
 from refcompiler.values import bind_inputs, save_npz
@@ -57,11 +55,11 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
         return None
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    configs: dict = _theirs(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[assignment]
-    program = _theirs(spec, "build()", target.build, graph)
+    configs: dict = target_call(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[assignment]
+    program = target_call(spec, "build()", target.build, graph)
     failing = configs.get(d.failing or "") or next(iter(configs.values()))
     passing = configs.get(d.passing or "")
-    files = _theirs(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))
+    files = target_call(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))
     for name, data in files.items():  # type: ignore[attr-defined]
         write_atomic(str(folder / name), lambda f, data=data: f.write(data))
     save_npz(str(folder / "inputs.npz"), entry)
@@ -72,12 +70,6 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
     write_atomic(str(folder / "versions.txt"), lambda f: f.write(text.encode()))
     write_json_atomic(str(folder / "graph.json"), graph_to_doc(graph))
     return d
-
-
-def _theirs(spec: str, what: str, fn: Any, *args: object) -> object:
-    """``fn(*args)``, a target's own code (a user's ``module:attr`` target's):
-    what it raises, or a ``sys.exit``, is an ``ExecutionError`` naming it."""
-    return call_untrusted(fn, f"target {shown(spec)}'s {what}", *args)
 
 
 def _finding_doc(d: Discrepancy, spec: str, failing: str, passing: str | None) -> dict[str, object]:
