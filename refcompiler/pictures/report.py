@@ -94,7 +94,7 @@ def _summary_table(summary: dict[str, Any]) -> str:
         fields = tuple(f for f in SUMMARY_FIELDS if f[0] not in _COMPILER_ONLY)
     rows = [(head, summary.get(key)) for key, head in fields if key in summary]
     if isinstance(target, dict):
-        rows[1:1] = [(head, target.get(key)) for key, head in TARGET_FIELDS if key in target]
+        rows[1:1] = [(head, target.get(key)) for key, head in TARGET_FIELDS if key in target]  # after the mutant: what was fuzzed
     cells = "".join(f"<tr><th>{_e(head)}</th><td>{_e(_shown(value))}</td></tr>" for head, value in rows)
     return '<table class="summary">' + cells + "</table>"
 
