@@ -32,6 +32,9 @@ class CaseTimeout(BaseException):
         # the ``ScheduleChoice`` and the pipeline, so that the stored case replays it
         self.schedule: object | None = None
         self.pipeline: str | None = None
+        # (what, blame) when it struck in a user's code, e.g. ("the scheduler m:f (at m.py:3 in f)", "scheduler"):
+        # set by ``refcompiler.plugins`` as it passes through the call
+        self.within: tuple[str, str] | None = None
         super().__init__(f"the case ran past its time limit of {seconds:g} s")
 
 

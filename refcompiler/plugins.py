@@ -194,6 +194,7 @@ def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], arg
         raise ExecutionError(f"{what} called sys.exit({e.code!r})", component=blame) from None
     except BaseException as e:  # BaseException too: a user's odd exception is not refc's bug
         if _refcs_own(e):  # a deadline refc raised into the call (a case's time limit) goes on up
+            _note_within(e, what, blame)
             raise
         raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}{_where(e)}", component=blame) from None
 
@@ -227,6 +228,14 @@ def _where(e: BaseException) -> str:
         return f"{clipped(name, 200)}:{f.lineno} in {clipped(f.name, 80)}"
 
     return " (at " + ", called from ".join(place(f) for f in reversed(shown)) + ")"
+
+
+def _note_within(e: BaseException, what: str, blame: str) -> None:
+    """Say on ``e`` (one of refc's own, with a ``within`` slot, such as a
+    campaign's ``CaseTimeout``) that it struck in the user's code ``what``
+    (with where in it, ``_where``), unless a call nearer to where it struck said so."""
+    if hasattr(e, "within") and e.within is None:
+        e.within = (f"{what}{_where(e)}", blame)
 
 
 def _refcs_own(e: BaseException) -> bool:

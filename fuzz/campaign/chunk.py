@@ -27,8 +27,8 @@ from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
 
 from fuzz.campaign.cases import Case3, fuzz_cases, random_case
-from fuzz.campaign.config import CampaignConfig
-from fuzz.campaign.failure import Example, Failure, check_within, finish
+from fuzz.campaign.config import END_MARGIN, HARD_GRACE, CampaignConfig
+from fuzz.campaign.failure import CaseCut, Example, Failure, check_within, finish
 from fuzz.campaign.live import Live, end_requested, set_running
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.case import Case, Expect, ExpectKind
@@ -84,6 +84,7 @@ class ChunkResult:
     refused: tuple[tuple[str, int], ...] = ()  # an external target's refusals: (reason, graphs)
     seconds_by_stage: tuple[tuple[str, float], ...] = ()  # where the chunk's time went (``ChunkState.seconds``)
     part: int = 0  # the chunk's ``Chunk.part``
+    cut: str | None = None  # why the chunk ended with a case unchecked (``CaseCut``)
 
 
 @dataclass
@@ -108,6 +109,9 @@ class ChunkState:
     nodes: int | None = None  # nodes of the smallest failing example so far (Hypothesis, then the reducer)
     # wall-clock seconds by oracle stage (shrink attempts included), ``GENERATE`` and ``REDUCE``
     seconds: Counter[str] = field(default_factory=Counter)
+    # budget mode: the chunk's last moment, by which it must have answered (``failure.check_within`` limits each case by it)
+    end: float | None = None
+    cut: str | None = None  # ``CaseCut``'s message: the case the chunk's end found unchecked
 
     @property
     def phase(self) -> str:
@@ -161,6 +165,8 @@ class _ChunkRun:
         self.task = task
         self.config = task.config
         self.state = ChunkState()
+        if task.deadline is not None:
+            self.state.end = task.deadline + self.config.shrink_grace + HARD_GRACE - END_MARGIN
 
     def out_of_time(self) -> bool:
         if end_requested():
@@ -270,7 +276,7 @@ class _ChunkRun:
     def _result(self, start: float, found: tuple[Failure, ...]) -> ChunkResult:
         s = self.state
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
-                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())), self.task.part)
+                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())), self.task.part, s.cut)
 
     def generate(self) -> None:
         """Check the chunk's cases in order until the first new failure, which
@@ -283,6 +289,11 @@ class _ChunkRun:
                 self.shrink(choices)
                 return
             except _OutOfTime:
+                return
+            except CaseCut as e:  # counted when it began: it was not checked
+                self.state.cut = str(e)
+                self.state.cases -= 1
+                self.state.invalid -= case[1].kind is ExpectKind.REJECT
                 return
 
     def shrink(self, choices: list[Choice]) -> None:

@@ -11,7 +11,15 @@ from refcompiler.graph import Graph
 
 from fuzz.strategies.builder import MAX_DIM
 
-__all__ = ["CampaignConfig", "default_workers", "MAX_DIM_LIMIT"]
+__all__ = ["CampaignConfig", "default_workers", "END_MARGIN", "HARD_GRACE", "MAX_DIM_LIMIT"]
+
+# Seconds past budget + shrink_grace after which running chunks are abandoned:
+# the time to reduce and store a failure found just before the deadline.
+HARD_GRACE = 5.0
+
+# Seconds before that moment at which a chunk stops the case it is checking
+# (``ChunkState.end``), so that it answers before it would be abandoned.
+END_MARGIN = 1.0
 
 MAX_DIM_LIMIT = 64  # --max-dim's bound: 262,144 elements in a tensor of rank 3, far within the element limit
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+import time
 from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Callable
@@ -14,7 +15,8 @@ from refcompiler.driver import scheduled_graph
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
 
-from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.config import HARD_GRACE, CampaignConfig
+from fuzz.campaign.live import running
 from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc, whole_order
 from fuzz.corpus import replay
 from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
@@ -23,7 +25,7 @@ from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["Example", "Failure", "check_within", "finish", "found_by", "timeout_finding"]
+__all__ = ["CaseCut", "Example", "Failure", "check_within", "finish", "found_by", "timeout_finding"]
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,17 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
     if problem is not None:  # a bug of refc's: what it stores, it reads back
         return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), False, None,
                        f"the stored case is malformed: {problem}")
-    again = _replay(config, stored, config.mutant)
+    try:
+        again = _replay(config, stored, config.mutant)
+        passes_without = None if config.mutant is None else _replay(config, stored, None) is None
+    except CaseCut:
+        return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), False, None,
+                       "not replayed: the campaign's time was up")
     why = None
     if again is None:
         why = "replaying the stored case finds nothing"
     elif again.signature != sig:
         why = f"replaying the stored case finds {again.signature} instead"
-    passes_without = None if config.mutant is None else _replay(config, stored, None) is None
     return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
@@ -194,19 +200,56 @@ def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | N
 
 
 def _reproduces(config: CampaignConfig, case: Case, sig: Signature) -> bool:
-    again = _replay(config, case, config.mutant)
+    try:
+        again = _replay(config, case, config.mutant)
+    except CaseCut:
+        return False
     return again is not None and again.signature == sig
 
 
-def _limit(config: CampaignConfig) -> float | None:
-    # SIGALRM works in a main thread only: a chunk run by a thread executor is not limited
-    return config.case_seconds if threading.current_thread() is threading.main_thread() else None
+class CaseCut(Exception):
+    """A case was still being checked when the chunk running it had to end
+    (``ChunkState.end``: the campaign's time, grace included, was up): not a
+    finding, since it had not run ``--case-seconds``; the chunk ends and the
+    campaign reports it (the message says where the case was: a hang in a
+    user's scheduler or pass shows there)."""
+
+
+def _limit(config: CampaignConfig) -> tuple[float | None, bool]:
+    """One oracle call's time limit: ``--case-seconds``, or the time left to
+    the chunk running in this process (``ChunkState.end``) when that is less;
+    and whether it is the chunk's end that limits. SIGALRM works in a main
+    thread only: a chunk run by a thread executor is not limited."""
+    if threading.current_thread() is not threading.main_thread():
+        return None, False
+    state = running()
+    end = None if state is None else state.end
+    if end is None:
+        return config.case_seconds, False
+    left = end - time.time()
+    if config.case_seconds is not None and config.case_seconds <= left:
+        return config.case_seconds, False
+    if left <= 0:
+        raise CaseCut(f"a case was left unchecked: the campaign's time was up (budget + --shrink-grace + {HARD_GRACE:g} s)")
+    return left, True
+
+
+def _cut(e: CaseTimeout, started: float) -> CaseCut:
+    where = f" in {e.within[0]}" if e.within is not None else ""
+    took = time.time() - started
+    return CaseCut(f"a case was still running{where} after {took:.1f} s when the campaign's time was up "
+                   f"(budget + --shrink-grace + {HARD_GRACE:g} s; a case may take --case-seconds before it is a timeout finding)")
 
 
 def timeout_finding(e: CaseTimeout) -> Finding:
     """What a case that ran past ``--case-seconds`` is reported as (under the
-    schedule and pipeline it struck, when it struck one)."""
+    schedule and pipeline it struck, when it struck one). One that struck in a
+    user's scheduler or pass is that component's, at ``compile`` (as what it
+    raises would be), and says where in its code it was."""
     schedule = e.schedule if isinstance(e.schedule, ScheduleChoice) else None
+    if e.within is not None:
+        what, blame = e.within
+        return Finding(Stage.COMPILE, None, f"timeout in {what}: {e} (--case-seconds)", pipeline=e.pipeline, schedule=schedule, blame=blame)
     return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)", pipeline=e.pipeline, schedule=schedule)
 
 
@@ -217,20 +260,37 @@ def check_within(config: CampaignConfig, case: Case, *, seed: int, target: Bug |
     attempt that times out does not fail the way another bug does), and
     nothing is counted. Every oracle call of a chunk, its shrinking and its
     reducer goes through here, so that no case (a user's scheduler that
-    hangs, say) holds a campaign past its limit."""
+    hangs, say) holds a campaign past its limit. ``CaseCut`` when the chunk's
+    end (``ChunkState.end``) comes first: a shrink or reduction attempt is then
+    taken as not failing."""
+    started = time.time()
     try:
-        with time_limit(_limit(config)):
+        limit, cut = _limit(config)
+        with time_limit(limit):
             return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=seed, target=target,
                               focus=focus, symbolic=config.symbolic, compiler=config.target)
+    except CaseCut:
+        if target is not None:
+            return CaseReport(None, 0)
+        raise
     except CaseTimeout as e:
+        if cut:
+            if target is not None:
+                return CaseReport(None, 0)
+            raise _cut(e, started) from None
         found = timeout_finding(e)
         return CaseReport(found if target is None or found.signature.matches(target) else None, 0)
 
 
 def _replay(config: CampaignConfig, case: Case, mutant: str | None) -> Finding | None:
-    """``replay`` of a stored case, within ``config.case_seconds`` (a timeout is the timeout finding)."""
+    """``replay`` of a stored case, within ``config.case_seconds`` (a timeout
+    is the timeout finding); ``CaseCut`` when the chunk's end comes first."""
+    started = time.time()
+    limit, cut = _limit(config)
     try:
-        with time_limit(_limit(config)):
+        with time_limit(limit):
             return replay(case, mutant=mutant)
     except CaseTimeout as e:
+        if cut:
+            raise _cut(e, started) from None
         return timeout_finding(e)

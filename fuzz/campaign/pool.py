@@ -42,11 +42,12 @@ REPORT = 0.25
 
 
 class LostChunk(Exception):
-    """The worker running a chunk died before it answered."""
+    """The worker running a chunk died before it answered (``died``), or was
+    terminated by the campaign (``died=False``: shut down)."""
 
-    def __init__(self, exitcode: int | None):
-        super().__init__(f"the worker died (exit code {exitcode})")
-        self.exitcode = exitcode
+    def __init__(self, exitcode: int | None, *, died: bool = True):
+        super().__init__(f"the worker died (exit code {exitcode})" if died else "the worker was terminated before it answered")
+        self.exitcode, self.died = exitcode, died
 
 
 def _report(conn: Connection, sending: threading.Lock) -> None:
@@ -210,6 +211,6 @@ class WorkerPool(Executor):
         """Terminate every worker (a running chunk is lost) and reap it."""
         for w in list(self.workers):
             if w.future is not None and not w.future.done():
-                w.future.set_exception(LostChunk(None))
+                w.future.set_exception(LostChunk(None, died=False))
                 w.future = None
             self._drop(w)

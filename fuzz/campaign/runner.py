@@ -22,16 +22,12 @@ from typing import Any, Callable, Iterator
 from fuzz.campaign.cases import chunk_seed
 from fuzz.campaign.chunk import Chunk, ChunkInterrupted, ChunkResult, continuation, run_chunk
 from fuzz.campaign.live import end_requested, forget_end, forget_running, request_end, running
-from fuzz.campaign.config import CampaignConfig
+from fuzz.campaign.config import HARD_GRACE, CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
 from fuzz.campaign.summary import Summary
 
 __all__ = ["InlineExecutor", "run_campaign", "HARD_GRACE"]
-
-# Seconds past budget + shrink_grace after which running chunks are abandoned:
-# the time to reduce and store a failure found just before the deadline.
-HARD_GRACE = 5.0
 
 # Seconds a campaign waits after a signal for its workers' running chunks to
 # end and send what they checked (a failure found is stored as shrunk so far).
@@ -94,7 +90,8 @@ def _absorb(summary: Summary, chunk: Chunk, fut: Future[ChunkResult]) -> bool:
             summary.absorb(e.result)
             return True
         except LostChunk as e:
-            summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e)})
+            summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": str(e),
+                                        "kind": "died" if e.died else "deadline"})
         finally:
             forget_running()
     return False
@@ -166,7 +163,8 @@ def _loop(
                 on_change(summary)
             if hard is not None and time.time() >= hard and pending:
                 for chunk in pending.values():
-                    summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline"})
+                    summary.lost_chunks.append({"chunk": chunk.index, "cases": chunk.cases, "reason": "still running at the hard deadline",
+                                                "kind": "deadline"})
                 return
             summary.seconds = time.time() - summary.start
             progress.update(live_view(summary, pool.live()) if isinstance(pool, WorkerPool) else summary)

@@ -54,7 +54,9 @@ class Summary:
     start: float = field(default_factory=time.time)
     case_files: dict[Signature, str] = field(default_factory=dict)
     interrupted: str | None = None  # the signal's name (SIGINT, SIGTERM) that ended the campaign
-    lost_chunks: list[dict[str, Any]] = field(default_factory=list)  # chunks whose worker died or ran out of time
+    # chunks whose worker died ("kind": "died"), that still ran at the hard deadline ("deadline"),
+    # or that ended with a case unchecked when the campaign's time was up ("cut"); "reason" says it
+    lost_chunks: list[dict[str, Any]] = field(default_factory=list)
     phase: str = "starting"
     found_in: dict[Signature, tuple[int, int]] = field(default_factory=dict)  # the chunk (index, part) each kept failure came from
     refused: Counter[str] = field(default_factory=Counter)  # graphs an external target refused, by reason
@@ -65,6 +67,16 @@ class Summary:
     @property
     def failed(self) -> bool:
         return self.failures > 0 or bool(self.found)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Nothing failed, yet the campaign cannot say its cases pass: no valid
+        case was checked though chunks were lost (a user's scheduler or pass
+        that hangs on every graph), or a worker died (a crash in a compiler's
+        native code, a plug-in's ``os._exit``, the machine's OOM killer)."""
+        if self.failed or not self.lost_chunks:
+            return False
+        return self.cases == self.invalid_cases or any(lost.get("kind") == "died" for lost in self.lost_chunks)
 
     @property
     def killed(self) -> bool:
@@ -96,6 +108,8 @@ class Summary:
         self.refused.update(dict(result.refused))
         self.seconds_by_stage.update(dict(result.seconds_by_stage))
         self.progress.append((time.time() - self.start, self.cases, self.schedules))
+        if result.cut is not None:
+            self.lost_chunks.append({"chunk": result.index, "cases": 1, "reason": result.cut, "kind": "cut"})
         if len(self.progress) > 2 * PROGRESS_POINTS:  # a long campaign: every other point, the first and last kept
             self.progress[1:-1] = self.progress[2:-1:2]
         for failure in result.found:

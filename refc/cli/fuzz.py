@@ -5,12 +5,17 @@ invariant), checks each with the oracle chain under several schedules, ``O0``
 and the pipeline, shrinks every new failure, and writes ``DIR/summary.json``,
 ``DIR/junit.xml`` and ``DIR/cases/<signature>.json`` (one shrunk corpus case
 per distinct failure signature). Exit 0 when nothing failed, 1 when
-something did, 2 for bad usage.
+something did, 2 for bad usage, 3 when nothing failed but the campaign is
+inconclusive: no valid case was checked though chunks were lost (a
+scheduler or pass that hangs on every graph), or a worker died.
 
 ``--max-cases`` bounds the campaign by count (then, without ``--budget``,
 nothing depends on time: one worker and one seed give one summary, timings
 aside); ``--budget`` by seconds (default 60 without ``--max-cases``). A
-campaign ends within budget + ``--shrink-grace`` + 5 s (``HARD_GRACE``).
+campaign ends within budget + ``--shrink-grace`` + 5 s (``HARD_GRACE``):
+a chunk stops the case it is checking a second before that
+(``ChunkState.end``), and reports it as a lost chunk saying where the case
+was (in which user's scheduler or pass, at which line).
 
 Nothing found is lost: the outputs are rewritten after every chunk, each file
 atomically, so each finding is on disk as soon as its chunk ends. SIGINT or
@@ -329,11 +334,15 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
             print(f"  bug folder {folder}: {', '.join(sorted(p.name for p in folder.iterdir()))} (no repro.py: the target writes none)")
     _github(summary, out)
     for lost in doc["lost_chunks"]:
-        print(f"  lost chunk {lost['chunk']} ({lost['cases']} cases): {lost['reason']}")
+        print(f"  lost chunk {lost['chunk']} ({plural(lost['cases'], 'case')}): {lost['reason']}")
     if summary.interrupted:
         print(f"refc fuzz: interrupted by {summary.interrupted}{'' if summary.failed else ', nothing found'}", file=sys.stderr)
     if summary.failed:
         return 1
     if summary.interrupted:
         return 143 if summary.interrupted == "SIGTERM" else 130
+    if summary.inconclusive:
+        why = "no valid case was checked" if summary.cases == summary.invalid_cases else "a worker died"
+        print(f"refc fuzz: inconclusive: nothing found, but {why} (the lost chunks above say where)", file=sys.stderr)
+        return 3
     return 0

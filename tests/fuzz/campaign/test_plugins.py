@@ -78,5 +78,32 @@ def test_a_scheduler_that_hangs_is_a_timeout_and_no_step_of_shrinking_waits_for_
     summary = run_campaign(config)
     assert time.monotonic() - start < 30
     (failure,) = summary.found.values()
-    assert "timeout: the case ran past its time limit of 0.2 s" in failure.explanation
+    # blamed on the scheduler, with the line of its code where the limit struck
+    assert failure.explanation.startswith("timeout in the scheduler sleepy_scheduler:schedule (at ")
+    assert "sleepy_scheduler.py:7 in schedule): the case ran past its time limit of 0.2 s" in failure.explanation
+    assert str(failure.signature) == "error at compile by scheduler"
     assert failure.reproduces  # its replay timed out the same way, within the limit
+
+
+def test_a_scheduler_that_hangs_longer_than_the_budget_leaves_the_campaign_inconclusive_in_time():
+    # --case-seconds above the budget: no case ends before the campaign's time is up.
+    # The chunk stops the case a second before it would be abandoned and says where it was.
+    import time
+
+    config = CampaignConfig(budget=0.5, seed=0, schedulers=("sleepy_scheduler:schedule",), case_seconds=60.0, out=None, shrink_grace=0.0)
+    start = time.monotonic()
+    summary = run_campaign(config)
+    assert time.monotonic() - start < 0.5 + 5.0 + 2
+    assert not summary.failed and summary.cases == summary.invalid_cases
+    (lost,) = [lost for lost in summary.lost_chunks if lost["kind"] == "cut"]
+    assert "still running in the scheduler sleepy_scheduler:schedule (at " in lost["reason"]
+    assert "when the campaign's time was up" in lost["reason"]
+    assert summary.inconclusive
+
+
+def test_a_timeout_outside_a_users_code_blames_nobody():
+    from fuzz.campaign.failure import timeout_finding
+    from fuzz.time_limit import CaseTimeout
+
+    found = timeout_finding(CaseTimeout(2.0))
+    assert str(found.signature) == "error at execute []" and found.explanation.startswith("timeout: ")
