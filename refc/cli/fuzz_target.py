@@ -25,6 +25,7 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
         return []
     from fuzz.case import ExpectKind, case_inputs
     from fuzz.corpus import load_case
+    from fuzz.time_limit import CaseTimeout, time_limit
     from refcompiler.errors import ExecutionError
     from refcompiler.targets.bugs import write_bug_folder
 
@@ -35,11 +36,20 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
             continue
         folder = out / "bugs" / Path(entry["case"]).stem
         try:
-            if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
-                written.append(folder)
+            with time_limit(BUG_FOLDER_SECONDS):  # the target's own code runs in this process, which no signal stops now
+                if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
+                    written.append(folder)
         except ExecutionError as e:  # the target's own code failed writing it: the other folders still come
             print(f"refc fuzz: no bug folder for {entry['case']}: {e}", file=sys.stderr)
+        except CaseTimeout as e:
+            where = f" in {e.within[0]}" if e.within is not None else ""
+            print(f"refc fuzz: no bug folder for {entry['case']}: still writing it{where} after {BUG_FOLDER_SECONDS:g} s", file=sys.stderr)
     return written
+
+
+# seconds a bug folder may take: the target runs on the graph again (its own time
+# limit applies there), then its configurations(), build() and bug_files() in this process
+BUG_FOLDER_SECONDS = 120.0
 
 
 def summary_lines(doc: dict[str, Any]) -> list[str]:

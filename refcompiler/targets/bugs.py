@@ -14,6 +14,14 @@ still there writes:
 
 Every file is written atomically. Returns the discrepancy, or ``None`` (nothing
 written) when the target no longer fails on the graph.
+
+The target's own code (``configurations``, ``build``, ``bug_files``) runs in
+this process, guarded as a user's code (``target_call``), and only when the
+discrepancy is not a crash or a hang: those would take refc down with them,
+so their folders have refc's files alone (``finding.json`` says why).
+``bug_files`` must map plain file names to bytes: a path, a name refc writes
+itself or text instead of bytes is the target's error (``ExecutionError``),
+and nothing is written outside the folder.
 """
 
 from __future__ import annotations
@@ -25,14 +33,16 @@ from typing import Mapping
 
 import numpy as np
 
+from refcompiler.errors import ExecutionError
 from refcompiler.files import write_atomic, write_json_atomic
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
+from refcompiler.limits import shown
 from refcompiler.onnx_io.compare import ABS_SLACK, ULP_BOUND
 from refcompiler.reference import run_reference
 from refcompiler.targets import resolve_target, target_call, target_versions
 from refcompiler.targets.isolate import run_target
-from refcompiler.targets.verdict import Discrepancy, judge
+from refcompiler.targets.verdict import Discrepancy, Kind, judge
 from refcompiler.values import bind_inputs, save_npz
 
 __all__ = ["write_bug_folder"]
@@ -54,17 +64,17 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
     if d is None:
         return None
     folder = Path(folder)
+    if d.kind in (Kind.CRASH, Kind.HANG):
+        files: dict[str, bytes] = {}
+        own = f"not written: the target's {d.kind.value} would happen in refc's own process, where build() and bug_files() run"
+    else:
+        files, own = _target_files(spec, target, graph, d), None
     folder.mkdir(parents=True, exist_ok=True)
-    configs: dict = target_call(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[assignment]
-    program = target_call(spec, "build()", target.build, graph)
-    failing = configs.get(d.failing or "") or next(iter(configs.values()))
-    passing = configs.get(d.passing or "")
-    files = target_call(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))
-    for name, data in files.items():  # type: ignore[attr-defined]
+    for name, data in files.items():
         write_atomic(str(folder / name), lambda f, data=data: f.write(data))
     save_npz(str(folder / "inputs.npz"), entry)
     save_npz(str(folder / "expected.npz"), {f"{s}.run{k}": v for k, values in enumerate(reference, 1) for s, v in values.items()})
-    write_json_atomic(str(folder / "finding.json"), _finding_doc(d, spec, failing.key, passing.key if passing else d.passing))
+    write_json_atomic(str(folder / "finding.json"), {**_finding_doc(d, spec, d.failing, d.passing), "target_files": own or sorted(files)})
     versions = {"python": sys.version.split()[0], "platform": platform.platform(), **target_versions(spec)}
     text = "".join(f"{k}=={v}\n" for k, v in versions.items())
     write_atomic(str(folder / "versions.txt"), lambda f: f.write(text.encode()))
@@ -72,7 +82,40 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
     return d
 
 
-def _finding_doc(d: Discrepancy, spec: str, failing: str, passing: str | None) -> dict[str, object]:
+# what refc writes in a bug folder itself: a target's bug_files may not name them
+REFC_FILES = frozenset({"inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"})
+NAME_BYTES = 255  # a file name's length on common file systems
+
+
+def _target_files(spec: str, target: object, graph: Graph, d: Discrepancy) -> dict[str, bytes]:
+    """The target's own files for the folder (``bug_files``), checked: plain file names to bytes."""
+    configs: dict = target_call(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[attr-defined,assignment]
+    if not configs:
+        raise ExecutionError(f"target {shown(spec)}'s configurations() returned none")
+    program = target_call(spec, "build()", target.build, graph)  # type: ignore[attr-defined]
+    failing = configs.get(d.failing or "") or next(iter(configs.values()))
+    passing = configs.get(d.passing or "")
+    files = target_call(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))  # type: ignore[attr-defined]
+    for name, data in files.items():  # type: ignore[attr-defined]
+        problem = _file_problem(name, data)
+        if problem is not None:
+            raise ExecutionError(f"target {shown(spec)}'s bug_files() returned {problem}; it maps plain file names to bytes")
+    return files  # type: ignore[return-value]
+
+
+def _file_problem(name: object, data: object) -> str | None:
+    if not isinstance(name, str):
+        return f"a {type(name).__name__} as a file name ({shown(name)})"
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+        return f"{shown(name)}, not a plain file name"
+    if name in REFC_FILES:
+        return f"{name!r}, which refc writes itself"
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        return f"a {type(data).__name__} for {shown(name)}, not bytes"
+    return None
+
+
+def _finding_doc(d: Discrepancy, spec: str, failing: str | None, passing: str | None) -> dict[str, object]:
     return {
         "target": spec,
         "kind": d.kind.value,

@@ -22,6 +22,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from typing import Any, Mapping
 
@@ -36,6 +37,7 @@ DEFAULT_TIMEOUT = 30.0  # seconds for every configuration of one graph
 _START_TIMEOUT = 120.0  # a fresh interpreter importing the target's package
 _LOCATE_TRIES = 8  # configurations tried alone after a crash (each may restart the child)
 _WORKERS: dict[str, "Worker"] = {}
+_ORPHAN_CHECK = 0.5  # seconds between a child's checks that its parent is still there
 
 
 def _send(f: Any, obj: object) -> None:
@@ -69,9 +71,35 @@ def _recv(fd: int, timeout: float) -> tuple[bool, object]:
     return (False, None) if body is None else (True, pickle.loads(body))
 
 
+def _die_with_parent() -> None:
+    """End this child when the process that started it is gone (a campaign's
+    worker terminated at its deadline while the target hangs here): the kernel
+    kills it where it can (Linux's parent-death signal), and a thread checks
+    for a new parent every ``_ORPHAN_CHECK`` seconds elsewhere, or should the
+    parent have gone before the signal was asked for."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(_ORPHAN_CHECK)
+
+    threading.Thread(target=watch, daemon=True, name="refc-orphan-check").start()
+
+
 def serve(spec: str) -> None:
     """The child's loop (``python -m refcompiler.targets.isolate SPEC``): requests on
-    stdin, answers on the original stdout; what the target prints goes to stderr."""
+    stdin, answers on the original stdout; what the target prints goes to stderr.
+    It ends with its parent (``_die_with_parent``)."""
+    _die_with_parent()
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     from refcompiler.targets import resolve_target

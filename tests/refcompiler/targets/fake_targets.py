@@ -131,8 +131,24 @@ class Missing(ReferenceTarget):
         return "not_a_real_package"
 
 
+class EscapingFiles(Wrong):
+    """A wrong target whose bug files name places outside its bug folder."""
+
+    def bug_files(self, program, failing, passing):
+        return {"../../summary.json": b"clobbered", "ok.txt": b"x"}
+
+
+class TextFiles(Wrong):
+    """A wrong target whose bug files are text, not bytes."""
+
+    def bug_files(self, program, failing, passing):
+        return {"repro.py": "print('hi')"}
+
+
 REFERENCE = ReferenceTarget()
 ALIASING = Aliasing()
+ESCAPING_FILES = EscapingFiles()
+TEXT_FILES = TextFiles()
 CORRUPTS_PREVIOUS = CorruptsPrevious()
 WRITES_INPUT = WritesInput()
 ONE_CONFIG_OFF = OneConfigOff()

@@ -77,3 +77,26 @@ def test_a_planted_tvm_failure_gets_a_folder_whose_repro_needs_only_tvm(tmp_path
     np.savez(tmp_path / "bug" / "expected.npz", **expected)
     ran = subprocess.run([sys.executable, "-I", str(tmp_path / "bug" / "repro.py")], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 1 and "v after run 2" in ran.stdout, ran.stdout + ran.stderr
+
+
+def test_a_targets_bug_files_stay_in_its_folder_and_are_bytes(tmp_path):
+    import pytest
+
+    from refcompiler.errors import ExecutionError
+
+    folder = tmp_path / "out" / "bugs" / "one"
+    with pytest.raises(ExecutionError, match=r"bug_files\(\) returned '\.\./\.\./summary\.json', not a plain file name"):
+        write_bug_folder(folder, FAKE + "ESCAPING_FILES", SGD, isolate=False)
+    assert not (tmp_path / "out" / "summary.json").exists() and not (folder / "ok.txt").exists()
+    with pytest.raises(ExecutionError, match=r"returned a str for 'repro\.py', not bytes"):
+        write_bug_folder(folder, FAKE + "TEXT_FILES", SGD, isolate=False)
+    assert not folder.exists()
+
+
+def test_a_crashing_targets_folder_has_refcs_files_and_says_why_not_its_own(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "SEGFAULTS", SGD)  # isolated: the crash is in the child
+    assert d is not None and d.kind.value == "crash"
+    files = {p.name for p in (tmp_path / "bug").iterdir()}
+    assert files == {"inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"}
+    finding = json.loads((tmp_path / "bug" / "finding.json").read_text())
+    assert finding["target_files"].startswith("not written: the target's crash would happen in refc's own process")

@@ -10,7 +10,9 @@ from refcompiler.graph_json import load_graph
 from refcompiler.targets.isolate import run_isolated
 from refcompiler.targets.verdict import Kind, judge
 
-SGD = load_graph(Path(__file__).resolve().parents[3] / "examples" / "sgd_momentum.json")
+ROOT = Path(__file__).resolve().parents[3]
+SGD_PATH = ROOT / "examples" / "sgd_momentum.json"
+SGD = load_graph(SGD_PATH)
 FAKE = "tests.refcompiler.targets.fake_targets:"
 
 
@@ -58,3 +60,47 @@ def test_a_call_interrupted_while_waiting_leaves_no_answer_for_the_next_graph(mo
     outcome = worker.call(other, None, 2, None, 30.0)
     worker.stop()
     assert set(outcome.results[0].runs[0]) == {s.name for s in other.storage if s.kind.value != "constant"}
+
+
+def test_the_child_ends_with_the_process_that_started_it(tmp_path):
+    # a campaign's worker terminated at its deadline while the target hangs in its
+    # child: the child must not spin on, orphaned, after the campaign has ended
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    started = tmp_path / "child.pid"
+    script = f"""
+import sys
+sys.path[:0] = {sys.path!r}
+from refcompiler.targets import isolate
+from refcompiler.graph_json import load_graph
+worker = isolate._worker({FAKE + "HANGS"!r})
+worker._start()
+open({str(started)!r}, "w").write(str(worker.proc.pid))
+worker.call(load_graph({str(SGD_PATH)!r}), None, 2, None, 3600)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not started.exists() or not started.read_text():
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.1)
+    child = int(started.read_text())
+    time.sleep(0.5)  # the child is in the target's hang now
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        try:  # a zombie of ours? (it is not: its parent was the killed process)
+            os.waitpid(child, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    os.kill(child, signal.SIGKILL)
+    raise AssertionError("the target's child process outlived its parent")
