@@ -91,7 +91,7 @@ def _target_files(spec: str, target: object, graph: Graph, d: Discrepancy) -> di
     """The target's own files for the folder (``bug_files``), checked: plain file names to bytes."""
     configs: dict = target_call(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[attr-defined,assignment]
     if not configs:
-        raise ExecutionError(f"target {shown(spec)}'s configurations() returned none")
+        raise ExecutionError(f"target {shown(spec, 200)}'s configurations() returned none")
     program = target_call(spec, "build()", target.build, graph)  # type: ignore[attr-defined]
     failing = configs.get(d.failing or "") or next(iter(configs.values()))
     passing = configs.get(d.passing or "")
@@ -99,7 +99,7 @@ def _target_files(spec: str, target: object, graph: Graph, d: Discrepancy) -> di
     for name, data in files.items():  # type: ignore[attr-defined]
         problem = _file_problem(name, data)
         if problem is not None:
-            raise ExecutionError(f"target {shown(spec)}'s bug_files() returned {problem}; it maps plain file names to bytes")
+            raise ExecutionError(f"target {shown(spec, 200)}'s bug_files() returned {problem}; it maps plain file names to bytes")
     return files  # type: ignore[return-value]
 
 

@@ -214,3 +214,37 @@ def _tvm():
 
 ORT_PLANTED = _Lazy(_ort)
 TVM_PLANTED = _Lazy(_tvm)
+
+
+class _Broken(ReferenceTarget):
+    """Keeps the protocol but for one method, set by ``broken``."""
+
+
+def broken(**methods):
+    return type("Broken", (_Broken,), methods)()
+
+
+def _raise(*args):
+    raise RuntimeError("planted")
+
+
+def _exit(*args):
+    raise SystemExit(3)
+
+
+class _NameRaises(ReferenceTarget):
+    @property
+    def name(self):
+        raise RuntimeError("planted name")
+
+
+MISSING_RAISES = broken(missing=_raise)
+MISSING_EXITS = broken(missing=_exit)
+MISSING_NOT_TEXT = broken(missing=lambda self: 5)
+CONFIGURATIONS_RAISE = broken(configurations=_raise)
+CONFIGURATIONS_NONE = broken(configurations=lambda self: None)
+CONFIGURATIONS_EMPTY = broken(configurations=lambda self: ())
+CONFIGURATIONS_GENERATOR = broken(configurations=lambda self: (c for c in ReferenceTarget().configurations()))
+CONFIGURATIONS_OF_TEXT = broken(configurations=lambda self: ("a", "b"))
+CONFIGURATIONS_REPEATED = broken(configurations=lambda self: (Configuration("a", "one"), Configuration("a", "two")))
+NAME_RAISES = _NameRaises()
