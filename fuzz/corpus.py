@@ -23,6 +23,7 @@ from there. The ``Case`` type itself lives in ``fuzz.case``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -90,8 +91,20 @@ def case_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif p.exists():
             out.append(p)
         else:
-            raise MalformedInput("no such file or directory", path=str(p))
+            raise MalformedInput(_missing(p), path=str(p))
     return out
+
+
+def _missing(p: Path) -> str:
+    """Why ``p``, which does not resolve to a file, is not there: a link that
+    names nothing, a loop of links, or nothing at all."""
+    try:
+        p.stat()
+    except OSError as e:
+        if p.is_symlink() and e.errno == errno.ENOENT:
+            return "a link to nothing (no such file or directory)"
+        return (e.strerror or str(e)).lower() if e.strerror else str(e)
+    return "no such file or directory"
 
 
 def is_campaign_dir(path: Path) -> bool:

@@ -50,6 +50,8 @@ def graph_from_doc(doc: Any, *, path: str | None = None) -> Graph:
     nodes = tuple(_node(fail, n, _where("nodes", i, n)) for i, n in enumerate(doc["nodes"]))
     _check_names(fail, storage, nodes)
     _check_references(fail, storage, nodes)
+    if not doc.get("name", "").isprintable():  # beyond the schema's pattern: a format character (U+202E, U+2028) prints unseen or breaks the line
+        raise fail("name", "the graph's name must be one printable line of at most 200 characters")
     name = doc.get("name") or default_name(path)
     meta = tuple((k, v) for k, v in doc.items() if k not in ("format", "name", "storage", "nodes"))
     return Graph(name=name, storage=storage, nodes=nodes, meta=meta)

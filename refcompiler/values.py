@@ -88,7 +88,10 @@ def _check_headers(path: str) -> None:
     total = 0
     with zipfile.ZipFile(path) as zf:
         members = zf.infolist()
-        limits.check("nodes", len(members), "members", path=path)
+        bound = limits.value("nodes")
+        if len(members) > bound:  # each member is a storage entry's value: no graph has more
+            raise limits.LimitExceeded(f"members: {len(members)} arrays, more than a graph's storage entries can be "
+                                       f"(at most {bound}, {limits.LIMITS['nodes'].env})", path=path)
         seen: set[str] = set()
         for info in members:
             key = info.filename.removesuffix(".npy")
@@ -140,13 +143,16 @@ def _field(name: str) -> str:
     return name if name.isascii() and name.isprintable() and len(name) <= 128 else limits.shown(name)
 
 
+HEADER_SHOWN = 300  # characters of numpy's complaint about a header (which quotes the header)
+
+
 def _header_problem(e: ValueError) -> str:
     """numpy's complaint about a ``.npy`` header, without the parser's object
     reprs it shows for a header that is not made of literals."""
     text = str(e)
     if "<ast." in text:
         return "it holds something other than literals (a dictionary of 'descr', 'fortran_order' and 'shape')"
-    return text
+    return limits.clipped(text, HEADER_SHOWN)
 
 
 def save_npz(path: str, values: Mapping[str, np.ndarray]) -> None:

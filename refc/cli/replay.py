@@ -58,6 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _not_a_file(path: Path) -> str:
+    """Why ``path``, met among the cases of a directory, is not read."""
+    if path.is_symlink() and not path.exists():
+        return "a link to nothing (or a loop of links), among the cases"
+    return "not a regular file (a pipe, a device, or a link to one, among the cases)"
+
+
 def run(args: argparse.Namespace) -> int:
     from fuzz.corpus import case_files, is_campaign_dir
     from fuzz.replay import Verdict, exit_code
@@ -73,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     counts: Counter[Verdict] = Counter()
     for path in files:
         if path not in named and not path.is_file():  # met in a directory: not waited for, nor read for ever
-            verdict, detail = Verdict.MALFORMED, "not a regular file (a pipe, a device, or a link to one, among the cases)"
+            verdict, detail = Verdict.MALFORMED, _not_a_file(path)
         else:
             verdict, detail = _one(path, args, allowed)
         counts[verdict] += 1

@@ -194,4 +194,7 @@ def _write_case(args: argparse.Namespace, graph: Graph, settings: Settings, v: V
     doc["inputs"] = {name: {"value": a.tolist()} for name, a in v.inputs.items()}
     doc["found_by"] = f"refc validate --pipeline {settings.pipeline} --runs {args.runs}" + (" --all-schedules" if args.all_schedules else "")
     doc["mutant"] = settings.mutant or getattr(args, "mutant", None)
-    write_json_atomic(args.out, doc)
+    try:
+        write_json_atomic(args.out, doc)
+    except OSError as e:
+        raise UsageError(f"cannot write {args.out}: {e.strerror or e}") from None

@@ -23,7 +23,7 @@ from onnx import ModelProto, TensorProto
 
 from specs import TensorType
 
-from refcompiler.errors import MalformedInput
+from refcompiler.errors import LimitExceeded, MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
 from refcompiler.graph_json import MAX_NAME, default_name, graph_from_doc, graph_to_doc
@@ -129,6 +129,10 @@ def import_model(
         return _import(model, dict(dims or {}), dict(values or {}), name or printable(model.graph.name)[:MAX_NAME] or "model")
     except Refused as e:
         raise refused(path, e) from None
+    except LimitExceeded as e:  # a limit on the graph it makes (its nodes): the model's file leads the message
+        if e.path is not None:
+            raise
+        raise LimitExceeded(str(e).removeprefix("the graph: "), path=path) from None
 
 
 def _opset(model: ModelProto) -> int:

@@ -109,3 +109,16 @@ def test_a_campaign_that_found_nothing_replays_as_zero_cases(tmp_path, capsys):
     assert (code, err) == (0, "") and text == "replayed 0 cases: 0 ok, 0 regressed, 0 malformed, 0 needs plug-in\n"
     code, text, err = refc(capsys, "replay", tmp_path / "nightly" / "cases")  # a plain directory without cases is still refused
     assert code == 2 and "no case files" in err
+
+
+def test_a_broken_link_is_called_one(tmp_path, capsys):
+    # a loop of links was "no such file or directory", a dangling one among the cases "a pipe, a device"
+    (tmp_path / "loop1.json").symlink_to("loop2.json")
+    (tmp_path / "loop2.json").symlink_to("loop1.json")
+    (tmp_path / "dangling.json").symlink_to("nothing.json")
+    code, out, err = refc(capsys, "replay", tmp_path / "loop1.json")
+    assert code == 2 and err == f"refc replay: {tmp_path / 'loop1.json'}: too many levels of symbolic links\n"
+    code, out, err = refc(capsys, "replay", tmp_path / "dangling.json")
+    assert code == 2 and err == f"refc replay: {tmp_path / 'dangling.json'}: a link to nothing (no such file or directory)\n"
+    code, out, err = refc(capsys, "replay", tmp_path)
+    assert code == 2 and f"{tmp_path / 'dangling.json'}: malformed: a link to nothing (or a loop of links), among the cases" in out

@@ -177,3 +177,8 @@ def test_a_long_order_is_listed_in_part_on_its_line_and_whole_in_json(capsys: py
     assert code == 0 and "(schedule r0,r1," in out and ",r63,... and 37 more (all of them: --json); pipeline O0)" in out, out
     code, out, _ = refc(capsys, "validate", path, "--json")
     assert code == 0 and len(json.loads(out)["schedule"]) == 101
+
+
+def test_a_counterexample_that_cannot_be_written_names_the_file(capsys: pytest.CaptureFixture[str]):
+    code, out, err = refc(capsys, "validate", VIEWS, "--mutant", "share-ignore-views", "--pipeline", "O2", "--out", "/dev/full")
+    assert code == 2 and err.endswith("\nrefc validate: cannot write /dev/full: No space left on device\n"), err

@@ -66,6 +66,15 @@ def test_a_default_name_keeps_the_name_rule(stem, name):
     assert graph_from_doc(doc, path=f"/d/{stem}.json").name == name
 
 
+@pytest.mark.parametrize("name", ["evil\u202egnp.exe", "two\u2028lines", "zero\u200bwidth", "\ufeffbom"])
+def test_a_name_with_a_format_character_is_malformed(name):
+    # the schema's pattern refuses control characters only: these printed unseen,
+    # reversed the line or broke it in every message naming the graph
+    doc = {"format": FORMAT, "name": name, "storage": [], "nodes": []}
+    with pytest.raises(MalformedInput, match="g.json: name: the graph's name must be one printable line"):
+        graph_from_doc(doc, path="g.json")
+
+
 def test_result_references_parse():
     doc = json.loads((ROOT / "examples" / "sgd_momentum.json").read_text())
     graph = graph_from_doc(doc)

@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from refcompiler.errors import MalformedInput
+from refcompiler.errors import LimitExceeded, MalformedInput
 from refcompiler.graph_json import graph_from_doc
 from refcompiler.values import bind_inputs, load_npz
 
@@ -54,6 +54,21 @@ def test_a_bad_npy_header_is_malformed_and_names_the_member(tmp_path, header, sa
     with pytest.raises(MalformedInput, match=says) as e:
         load_npz(path)
     assert str(e.value).startswith(f"{path}: 'x': ") and "<ast." not in str(e.value)
+
+
+def test_numpys_complaint_quoting_a_long_header_is_cut(tmp_path):
+    path = _npz_with_header(tmp_path / "bad.npz", "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "9" * 5000 + ",), }")
+    with pytest.raises(MalformedInput, match="header is not readable") as e:
+        load_npz(path)
+    assert len(str(e.value)) < len(path) + 400 and str(e.value).endswith("...")
+
+
+def test_an_archive_of_more_members_than_a_graph_has_storage_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_NODES", "3")
+    path = tmp_path / "many.npz"
+    np.savez(path, **{f"a{k}": np.zeros(1, np.float32) for k in range(5)})
+    with pytest.raises(LimitExceeded, match=r"many\.npz: members: 5 arrays, more than a graph's storage entries can be \(at most 3, REFC_MAX_NODES\)"):
+        load_npz(str(path))
 
 
 def test_an_input_in_the_other_byte_order_binds_as_the_same_numbers():

@@ -260,3 +260,12 @@ def test_names_from_the_model_and_its_file_are_shown_escaped(tmp_path):
     assert graph.name == "m\\udcff"
     write_json_atomic(tmp_path / "g.json", graph_to_doc(graph))
     assert load_graph(tmp_path / "g.json").name == "m\\udcff"
+
+
+def test_a_model_making_more_nodes_than_the_limit_names_its_file(monkeypatch):
+    from refcompiler.errors import LimitExceeded
+
+    monkeypatch.setenv("REFC_MAX_NODES", "2")
+    m = model(helper.make_node("Relu", ["x"], ["y"]), [("x", X)], X.shape)
+    with pytest.raises(LimitExceeded, match=r"^big\.onnx: needs 4 nodes and storage entries"):
+        import_model(m, path="big.onnx")
