@@ -90,9 +90,19 @@ def _stdout_keeps_file_names() -> None:
         reconfigure(errors="surrogateescape")
 
 
+def _closed_streams_discard() -> None:
+    """A stream closed when refc started (``refc compile G >&-``) is ``None`` in
+    Python, and the first write to it an AttributeError (exit 4): what would
+    go there goes nowhere instead, as to ``/dev/null``; the exit code still says."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from refcompiler.mutants import activate
 
+    _closed_streams_discard()
     _stdout_keeps_file_names()
     args = build_parser().parse_args(argv)
     try:

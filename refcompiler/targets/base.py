@@ -169,8 +169,12 @@ def _where(e: BaseException) -> str:
 
 
 def execute_all(target: Target, graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, runs: int = 2, only: str | None = None) -> Outcome:
-    """Every configuration (or only the one keyed ``only``) of ``target`` on ``graph``."""
-    program = target.build(graph)
+    """Every configuration (or only the one keyed ``only``) of ``target`` on ``graph``.
+    What ``build`` raises is the target's crash, named so (not the harness's)."""
+    try:
+        program = target.build(graph)
+    except Exception as e:
+        return Outcome(crash=f"build() raised {type(e).__name__}: {str(e)[:300]}{_where(e)}")
     if isinstance(program, Refused):
         return Outcome(refused=program.reason)
     entry = bind_inputs(graph, inputs or {})

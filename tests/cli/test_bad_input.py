@@ -260,3 +260,11 @@ def test_a_full_stdout_is_one_line_and_exit_2_not_an_internal_error(argv):
     with open("/dev/full", "w") as full:
         done = subprocess.run([sys.executable, "-m", "refc", *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and done.stderr == f"refc {argv[0]}: cannot write its output: No space left on device\n", done.stderr
+
+
+def test_a_closed_stdout_is_not_an_internal_error():
+    # "AttributeError: 'NoneType' object has no attribute 'flush'", exit 4: Python's
+    # sys.stdout is None when refc starts with its stdout closed (`refc compile G >&-`)
+    done = subprocess.run([sys.executable, "-m", "refc", "compile", str(SGD)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=120, cwd=ROOT, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -248,3 +248,4 @@ CONFIGURATIONS_GENERATOR = broken(configurations=lambda self: (c for c in Refere
 CONFIGURATIONS_OF_TEXT = broken(configurations=lambda self: ("a", "b"))
 CONFIGURATIONS_REPEATED = broken(configurations=lambda self: (Configuration("a", "one"), Configuration("a", "two")))
 NAME_RAISES = _NameRaises()
+BUILD_RAISES = broken(build=_raise)

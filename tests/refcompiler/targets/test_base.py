@@ -68,3 +68,11 @@ def test_resolving_by_name_and_module_attribute():
         resolve_target("tests.refcompiler.targets.fake_targets:np")
     with pytest.raises(UsageError, match="pip install not-a-real-package"):
         resolve_target("tests.refcompiler.targets.fake_targets:MISSING")
+
+
+def test_what_build_raises_is_the_targets_crash_naming_build():
+    from refcompiler.targets import resolve_target
+
+    outcome = execute_all(resolve_target("tests.refcompiler.targets.fake_targets:BUILD_RAISES"), SGD)
+    assert outcome.crash is not None and outcome.crash.startswith("build() raised RuntimeError: planted (at ")
+    assert "fake_targets.py" in outcome.crash
