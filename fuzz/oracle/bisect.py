@@ -5,51 +5,97 @@ the same order is compiled under ever longer prefixes of the pipeline
 (inside the mutant), the empty one first, and run on those inputs; the first
 pass after which the values are wrong is the one blamed. It is a function of
 the program, so a wrong-result finding gets one signature per pass at fault,
-whatever storage or stage showed it."""
+whatever storage or stage showed it.
+
+When every prefix, the whole pipeline included, compiles the order into a
+program that runs right, the program that ran wrong was compiled otherwise:
+a user's pass that gives another program from one run to the next (it reads
+a clock, a random number, the order of a set) is blamed, the first whose
+prefix compiles to programs that print differently (``unstable_pass``)."""
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from refcompiler.driver import compile_graph, compile_order, run_compiled_each
+from refcompiler.driver import Compiled, compile_graph, compile_order, run_compiled_each
 from refcompiler.mutants import activate
-from refcompiler.passes import resolve_pipeline
+from refcompiler.ir_text import print_program
+from refcompiler.passes import built_in, resolve_pipeline
 from refcompiler.values import Values, bind_inputs
 
 from fuzz.oracle.context import RunContext
 
-__all__ = ["first_wrong_pass"]
+__all__ = ["Blame", "first_wrong_pass", "unstable_pass"]
+
+# compilations of one prefix that must print alike for its last pass to pass as deterministic
+TRIES = 8
+
+
+class Blame(NamedTuple):
+    """The pass blamed (``""``: none) and what to say of it in a finding."""
+
+    name: str = ""
+    text: str = ""
+
+
+def _wrong_from(name: str) -> Blame:
+    return Blame(name, f"wrong from pass {name} on") if name else Blame()
 
 
 def first_wrong_pass(
     ctx: RunContext, wrong: Callable[[Sequence[Values]], bool], inputs: Mapping[str, np.ndarray] | None = None
-) -> str:
-    """The name of the first pass of ``ctx.pipeline`` after which ``ctx.order``
-    compiled and run on ``inputs`` (default: the case's) is ``wrong`` (the
-    stage's own test, given the values after each run), or ``""`` when no
-    prefix does so alone: the empty prefix (``O0``) is wrong already, a
-    prefix fails to compile or run; nothing is blamed then. A scheduler's
-    order is the one it gave (``ctx.order``): it is not asked again."""
+) -> Blame:
+    """The first pass of ``ctx.pipeline`` after which ``ctx.order`` compiled
+    and run on ``inputs`` (default: the case's) is ``wrong`` (the stage's own
+    test, given the values after each run); else, when no prefix is wrong or
+    one fails to compile or run, a user's pass that compiles otherwise each
+    time (``unstable_pass``); else ``Blame()`` (the empty prefix, ``O0``, is
+    wrong already, or a prefix fails to compile or run every time). A
+    scheduler's order is the one it gave (``ctx.order``): it is not asked again."""
     g = ctx.case
     passes = resolve_pipeline(ctx.pipeline)
     with activate(g.mutant):
         prepared = g.compiler_prepared()
-        for k in range(len(passes) + 1):
+
+        def compiled_with(k: int) -> Compiled:
             prefix = [p for _, p in passes[:k]]
+            if ctx.given is None:  # the order the scheduler gave: it is not asked again
+                return compile_order(prepared, ctx.order or (), pipeline=prefix)
+            return compile_graph(g.graph, pipeline=prefix, schedule=ctx.given, prepared=prepared)
+
+        for k in range(len(passes) + 1):
             try:
-                if ctx.given is None:  # the order the scheduler gave: it is not asked again
-                    compiled = compile_order(prepared, ctx.order or (), pipeline=prefix)
-                else:
-                    compiled = compile_graph(g.graph, pipeline=prefix, schedule=ctx.given, prepared=prepared)
+                compiled = compiled_with(k)
                 if tuple(compiled.schedule) != ctx.order:
-                    return ""
+                    return Blame()
                 scheduled = compiled.scheduled_graph
                 bound = g.bound_inputs(scheduled) if inputs is None else bind_inputs(scheduled, inputs)
                 got = run_compiled_each(compiled, runs=2, bound=bound)
-            except Exception:  # the finding stands; only its blame is unknown
-                return ""
+            except Exception:  # the finding stands; its blame is unknown, unless a user's pass answers otherwise each time
+                break
             if wrong(got):
-                return passes[k - 1][0] if k else ""
+                return _wrong_from(passes[k - 1][0] if k else "")
+        if built_in(passes):
+            return Blame()
+        name = unstable_pass(compiled_with, [n for n, _ in passes], [built_in([p]) for p in passes])
+    return Blame(name, f"pass {name} compiles this order into another program from one run to the next") if name else Blame()
+
+
+def unstable_pass(compiled_with: Callable[[int], Compiled], names: Sequence[str], trusted: Sequence[bool]) -> str:
+    """The first of the passes ``names`` (not ``trusted``: a user's) whose prefix
+    of the pipeline, compiled ``TRIES`` times (``compiled_with(k)``: under the
+    first ``k`` passes), gives programs that print differently; ``""`` if none."""
+    for k, name in enumerate(names, 1):
+        if trusted[k - 1]:
+            continue
+        seen: set[str] = set()
+        for _ in range(TRIES):
+            try:
+                seen.add(print_program(compiled_with(k).program))
+            except Exception as e:  # failing one time and not another is answering otherwise too
+                seen.add(f"raised {type(e).__name__}: {e}")
+            if len(seen) > 1:
+                return name
     return ""

@@ -14,7 +14,7 @@ import numpy as np
 from refcompiler.graph import Graph, Storage, StorageKind
 from refcompiler.values import Values, same_bits
 
-from fuzz.oracle.bisect import first_wrong_pass
+from fuzz.oracle.bisect import Blame, first_wrong_pass
 from fuzz.oracle.context import RunContext
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.locate import locate_writers
@@ -65,12 +65,12 @@ def check(ctx: RunContext) -> Finding | None:
     if wrong is None:
         return None
     storage, why = wrong
-    blame = ""
+    blame = Blame()
     if ctx.pipeline != "O0":
         blame = first_wrong_pass(ctx, lambda got: first_wrong(graph, got, reference) is not None)
-        why += f" (O0 agrees with the reference{f'; wrong from pass {blame} on' if blame else ''})"
+        why += f" (O0 agrees with the reference{f'; {blame.text}' if blame.name else ''})"
     where = locate_writers(graph, storage.name)
-    return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
+    return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame.name, **ctx.where)  # type: ignore[arg-type]
 
 
 STAGE = OracleStage(Stage.DIFFERENTIAL, ("SEM-1",), check, per_schedule=True)

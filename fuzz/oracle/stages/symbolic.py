@@ -29,7 +29,7 @@ from refcompiler.symbolic.schedules import canonical_key
 from refcompiler.symbolic.validate import validate_compiled
 from refcompiler.values import Values
 
-from fuzz.oracle.bisect import first_wrong_pass
+from fuzz.oracle.bisect import Blame, first_wrong_pass
 from fuzz.oracle.context import RunContext, reference_runs
 from fuzz.oracle.finding import Finding, Location, Stage
 from fuzz.oracle.locate import locate_writers
@@ -66,16 +66,16 @@ def check(ctx: RunContext) -> Finding | None:
     where = locate_writers(g.graph, storage) if storage else Location()
     why = f"symbolic validation finds input values on which the compiled program departs from the reference: {v.detail}"
     blame = _blame(ctx, v.inputs)
-    if blame:
-        why += f" (on those values O0 agrees with the reference; wrong from pass {blame} on)"
-    return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, blame=blame, **ctx.where)  # type: ignore[arg-type]
+    if blame.name:
+        why += f" (on those values O0 agrees with the reference; {blame.text})"
+    return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, blame=blame.name, **ctx.where)  # type: ignore[arg-type]
 
 
-def _blame(ctx: RunContext, inputs: Values | None) -> str:
+def _blame(ctx: RunContext, inputs: Values | None) -> Blame:
     """The pass the counterexample ``inputs`` show wrong first (``bisect``),
     so that one pass's bug signs one finding whichever stage saw it."""
     if ctx.pipeline == "O0" or not inputs:
-        return ""
+        return Blame()
     graph = ctx.case.graph
     want = reference_runs(graph, inputs)
     return first_wrong_pass(ctx, lambda got: first_wrong(graph, got, want) is not None, inputs)

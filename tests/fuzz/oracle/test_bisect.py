@@ -65,8 +65,21 @@ def test_nothing_is_blamed_when_o0_is_wrong_on_the_inputs_already():
     run = RunContext(ctx, ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo"), "O2")
     assert compile_run.check(run) is None and run.order is not None
     asked = []
-    assert first_wrong_pass(run, lambda got: asked.append(got) or True) == ""
+    assert first_wrong_pass(run, lambda got: asked.append(got) or True).name == ""
     assert len(asked) == 1  # the empty prefix, O0, was wrong: no pass is asked about
     calls = []
     first_pass = resolve_pipeline("O2")[0][0]
-    assert first_wrong_pass(run, lambda got: bool(calls.append(got)) or len(calls) > 1) == first_pass  # O0 right, then wrong
+    assert first_wrong_pass(run, lambda got: bool(calls.append(got)) or len(calls) > 1).name == first_pass  # O0 right, then wrong
+
+
+def test_a_pass_that_compiles_otherwise_each_time_is_blamed_as_such(monkeypatch):
+    # compiled again for the bisection, the order ran right under every prefix:
+    # the program that ran wrong came from a pass that answers otherwise each call
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "data" / "plugins"))
+    import unstable_pass
+
+    graph = load_case(ROOT / "corpus" / "example.sgd_momentum.json").graph
+    unstable_pass._calls[0] = 0
+    f = check_case(graph, pipeline="unstable_pass:drop_every_other").finding
+    assert f is not None and f.stage is Stage.DIFFERENTIAL and f.blame == "drop_every_other", f
+    assert "pass drop_every_other compiles this order into another program from one run to the next" in f.explanation
