@@ -182,7 +182,7 @@ def untrusted_calls(what: str, blame: str = "") -> Iterator[Callable[..., object
 def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], args: tuple[object, ...]) -> object:
     try:
         return fn(*args)
-    except (RefCompilerError, GeneratorExit):
+    except RefCompilerError:
         raise
     except _Exited as e:
         raise _exit_error(what, e, blame) from None

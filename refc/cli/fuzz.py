@@ -313,6 +313,7 @@ def _unbroken(interrupted: bool) -> Iterator[None]:
 def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str | None) -> int:
     """What the campaign found, on stdout (and as bug folders for a target), and the exit code."""
     from fuzz.campaign.summary import replay_command
+    from refcompiler.limits import printable
 
     doc = summary.to_doc()
     print(
@@ -324,7 +325,8 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
         print(line)
     bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
-        print(f"  {entry['text']}: {entry['explanation']}")
+        # one line each: names a user's pass or target made (a newline in an instruction's name) are escaped
+        print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}")
         print(f"    case {out / entry['case']} ({plural(entry['nodes'], 'node')}); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:
         script = folder / "repro.py"

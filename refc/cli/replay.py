@@ -68,6 +68,7 @@ def _not_a_file(path: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     from fuzz.corpus import case_files, is_campaign_dir
     from fuzz.replay import Verdict, exit_code
+    from refcompiler.limits import printable
     from refcompiler.mutants import get as get_mutant
 
     if args.replay_mutant is not None:
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if args.isolated:
             print(_VERDICT_LINE + json.dumps([verdict.value, detail]))
         elif verdict is not Verdict.OK or not args.quiet:
+            detail = printable(detail)  # one line: a name a user's pass made may hold a newline
             print(f"{path}: {verdict.value}: {detail}" if verdict is not Verdict.NEEDS_PLUGIN else f"{path}: {detail}")
     mutant = f" against mutant {args.replay_mutant}" if args.replay_mutant else ""
     if not args.isolated:

@@ -81,6 +81,13 @@ def test_any_exception_in_a_call_is_an_execution_error_even_one_that_cannot_be_p
         call_untrusted(unprintable, "the scheduler mine")
 
 
+    def generator_exit() -> None:  # raised by the code itself: no generator of refc's is being closed
+        raise GeneratorExit("planted")
+
+    with pytest.raises(ExecutionError, match="raised GeneratorExit: planted"):
+        call_untrusted(generator_exit, "the scheduler mine")
+
+
 def test_what_a_call_prints_goes_to_stderr_not_to_refcs_stdout(capsys):
     assert call_untrusted(lambda: print("chatty") or 7, "pass mine") == 7
     out, err = capsys.readouterr()
