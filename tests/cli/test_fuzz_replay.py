@@ -137,3 +137,22 @@ def test_the_console_script(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "refcompiler", "replay", str(tmp_path / "nope.json")],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and "no such file" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_finding_about_names_a_users_pass_made_prints_on_one_line(tmp_path, capsys, monkeypatch):
+    # a pass naming an operand "x\ny" broke the finding's line in two (and its replay verdict)
+    (tmp_path / "bad_names.py").write_text(
+        "from refcompiler.ir import Opcode\n"
+        "def rename(p):\n"
+        "    return p.with_instrs([i.renamed({i.operands[0].name: 'x\\ny'}) if i.opcode is Opcode.KERNEL else i for i in p.instrs])\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # replay runs an allowed plug-in in a child process
+    out = tmp_path / "out"
+    assert main(["fuzz", "--pipeline", "bad_names:rename", "--max-cases", "10", "--out", str(out)]) == 1
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  IR-1 at compile by rename: ")]
+    assert len(lines) == 1 and "x\\ny" in lines[0], lines
+    (case,) = (out / "cases").glob("*.json")
+    assert main(["replay", str(case), "--allow-plugin", "bad_names"]) == 1
+    verdict = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(case))]
+    assert len(verdict) == 1 and "x\\ny" in verdict[0], verdict
