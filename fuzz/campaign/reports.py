@@ -11,7 +11,7 @@ from refcompiler.graph_json import write_json_atomic
 from fuzz.campaign.summary import Summary, replay_command
 from fuzz.corpus import format_case_doc, write_text_atomic
 
-__all__ = ["write_outputs", "junit_xml", "markdown_summary", "github_annotations"]
+__all__ = ["write_outputs", "junit_xml", "markdown_summary", "github_annotations", "inconclusive_text"]
 
 
 def write_outputs(summary: Summary, out: Path) -> None:
@@ -29,14 +29,15 @@ def write_outputs(summary: Summary, out: Path) -> None:
 
 def junit_xml(summary: Summary) -> str:
     """A JUnit report: one test case per distinct failure signature, or one
-    passing test case when nothing failed."""
+    passing test case when nothing failed (in error when the campaign is
+    inconclusive: ``Summary.inconclusive``, its lost chunks as the message)."""
     doc = summary.to_doc()
     suite = ET.Element(
         "testsuite",
         name="refc fuzz",
         tests=str(max(1, len(summary.found))),
         failures=str(len(summary.found)),
-        errors="0",
+        errors="1" if summary.inconclusive else "0",
         skipped="0",
         time=f"{summary.seconds:.3f}",
     )
@@ -46,7 +47,10 @@ def junit_xml(summary: Summary) -> str:
             ET.SubElement(props, "property", name=key, value=str(doc[key]))
     if not summary.found:
         # a stable name (CI tracks a test by name across runs): the counts are properties
-        ET.SubElement(suite, "testcase", classname="refc.fuzz", name="no failure", time=f"{summary.seconds:.3f}")
+        tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name="no failure", time=f"{summary.seconds:.3f}")
+        if summary.inconclusive:
+            error = ET.SubElement(tc, "error", message=f"inconclusive: {inconclusive_text(summary)}"[:500], type="inconclusive")
+            error.text = "\n".join(f"lost chunk {lost['chunk']}: {lost['reason']}" for lost in summary.lost_chunks)
     for entry in doc["signatures"]:
         tc = ET.SubElement(suite, "testcase", classname="refc.fuzz", name=entry["text"], time=f"{entry['seconds_to_find']:.3f}")
         failure = ET.SubElement(tc, "failure", message=entry["explanation"][:500], type=entry["signature"]["invariant"])
@@ -65,7 +69,7 @@ def markdown_summary(summary: Summary, out: Path) -> str:
     """A Markdown report for ``$GITHUB_STEP_SUMMARY``: totals, then one row per
     distinct failure with its case and replay command."""
     doc = summary.to_doc()
-    verdict = "found failures" if summary.found else "no failure"
+    verdict = "found failures" if summary.found else f"inconclusive: {inconclusive_text(summary)}" if summary.inconclusive else "no failure"
     if summary.interrupted:
         verdict += f" (interrupted by {summary.interrupted})"
     lines = [
@@ -81,6 +85,12 @@ def markdown_summary(summary: Summary, out: Path) -> str:
             command = replay_command(summary.config, str(out / entry["case"]))
             lines.append(f"| {_cell(entry['text'])}: {_cell(entry['explanation'][:200])} | {entry['nodes']} | `{command}` |")
     return "\n".join(lines) + "\n"
+
+
+def inconclusive_text(summary: Summary) -> str:
+    """Why ``summary`` (``Summary.inconclusive``) cannot say its cases pass, for a person."""
+    why = "no valid case was checked" if summary.cases == summary.invalid_cases else "a worker died"
+    return f"nothing found, but {why} ({len(summary.lost_chunks)} lost chunk{'' if len(summary.lost_chunks) == 1 else 's'})"
 
 
 def _cell(text: str) -> str:

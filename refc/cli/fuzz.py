@@ -6,8 +6,8 @@ and the pipeline, shrinks every new failure, and writes ``DIR/summary.json``,
 ``DIR/junit.xml`` and ``DIR/cases/<signature>.json`` (one shrunk corpus case
 per distinct failure signature). Exit 0 when nothing failed, 1 when
 something did, 2 for bad usage, 3 when nothing failed but the campaign is
-inconclusive: no valid case was checked though chunks were lost (a
-scheduler or pass that hangs on every graph), or a worker died.
+inconclusive: chunks were lost and no valid case was checked (a scheduler
+or pass that hangs on every graph), or a worker died.
 
 ``--max-cases`` bounds the campaign by count (then, without ``--budget``,
 nothing depends on time: one worker and one seed give one summary, timings
@@ -312,6 +312,7 @@ def _unbroken(interrupted: bool) -> Iterator[None]:
 
 def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str | None) -> int:
     """What the campaign found, on stdout (and as bug folders for a target), and the exit code."""
+    from fuzz.campaign.reports import inconclusive_text
     from fuzz.campaign.summary import replay_command
     from refcompiler.limits import printable
 
@@ -344,7 +345,6 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     if summary.interrupted:
         return 143 if summary.interrupted == "SIGTERM" else 130
     if summary.inconclusive:
-        why = "no valid case was checked" if summary.cases == summary.invalid_cases else "a worker died"
-        print(f"refc fuzz: inconclusive: nothing found, but {why} (the lost chunks above say where)", file=sys.stderr)
+        print(f"refc fuzz: inconclusive: {inconclusive_text(summary)}; the lost chunks above say where", file=sys.stderr)
         return 3
     return 0

@@ -27,8 +27,13 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
     from fuzz.corpus import load_case
     from fuzz.time_limit import CaseTimeout, time_limit
     from refcompiler.errors import ExecutionError
+    from refcompiler.targets import resolve_target
     from refcompiler.targets.bugs import write_bug_folder
+    from refcompiler.targets.isolate import LOCATE_TRIES, target_timeout
 
+    # the target runs on the graph again in its child (a crash is run again per
+    # configuration), then makes its files there: each under the target's own time limit
+    limit = BUG_FOLDER_SECONDS + (LOCATE_TRIES + 2) * target_timeout(resolve_target(spec))
     written = []
     for entry in doc["signatures"]:
         case = load_case(out / entry["case"])
@@ -36,19 +41,18 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
             continue
         folder = out / "bugs" / Path(entry["case"]).stem
         try:
-            with time_limit(BUG_FOLDER_SECONDS):  # the target's own code runs in this process, which no signal stops now
+            with time_limit(limit):  # no signal stops this process now: a target's code that hangs in it (versions()) must not
                 if write_bug_folder(folder, spec, case.graph, case_inputs(case)) is not None:
                     written.append(folder)
         except ExecutionError as e:  # the target's own code failed writing it: the other folders still come
             print(f"refc fuzz: no bug folder for {entry['case']}: {e}", file=sys.stderr)
         except CaseTimeout as e:
             where = f" in {e.within[0]}" if e.within is not None else ""
-            print(f"refc fuzz: no bug folder for {entry['case']}: still writing it{where} after {BUG_FOLDER_SECONDS:g} s", file=sys.stderr)
+            print(f"refc fuzz: no bug folder for {entry['case']}: still writing it{where} after {limit:g} s", file=sys.stderr)
     return written
 
 
-# seconds a bug folder may take: the target runs on the graph again (its own time
-# limit applies there), then its configurations(), build() and bug_files() in this process
+# seconds a bug folder may take besides the target's own time limits (its child's)
 BUG_FOLDER_SECONDS = 120.0
 
 

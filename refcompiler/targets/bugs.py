@@ -16,9 +16,11 @@ Every file is written atomically. Returns the discrepancy, or ``None`` (nothing
 written) when the target no longer fails on the graph.
 
 The target's own code (``configurations``, ``build``, ``bug_files``) runs in
-this process, guarded as a user's code (``target_call``), and only when the
-discrepancy is not a crash or a hang: those would take refc down with them,
-so their folders have refc's files alone (``finding.json`` says why).
+the target's child process (``isolate``), under its time limit; should the
+child die or hang there, the folder has refc's files alone (``finding.json``
+says why). Without isolation it runs in this process, guarded as a user's
+code (``target_call``), and only when the discrepancy is not a crash or a
+hang, which would take refc down with it.
 ``bug_files`` must map plain file names to bytes: a path, a name refc writes
 itself or text instead of bytes is the target's error (``ExecutionError``),
 and nothing is written outside the folder.
@@ -26,6 +28,7 @@ and nothing is written outside the folder.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from pathlib import Path
@@ -41,7 +44,7 @@ from refcompiler.limits import shown
 from refcompiler.onnx_io.compare import ABS_SLACK, ULP_BOUND
 from refcompiler.reference import run_reference
 from refcompiler.targets import resolve_target, target_call, target_versions
-from refcompiler.targets.isolate import run_target
+from refcompiler.targets.isolate import run_target, target_timeout, worker
 from refcompiler.targets.verdict import Discrepancy, Kind, judge
 from refcompiler.values import bind_inputs, save_npz
 
@@ -64,11 +67,20 @@ def write_bug_folder(folder: str | Path, spec: str, graph: Graph, inputs: Mappin
     if d is None:
         return None
     folder = Path(folder)
-    if d.kind in (Kind.CRASH, Kind.HANG):
-        files: dict[str, bytes] = {}
+    files: dict[str, bytes] = {}
+    own = None
+    if isolate:
+        kind, answer = worker(spec).files(graph, d.failing, d.passing, target_timeout(target))
+        if kind == "error":  # the target's own code failed making them
+            raise ExecutionError(answer)  # type: ignore[arg-type]
+        if kind == "lost":  # its child died or hung making them (as it does on this graph, perhaps)
+            own = f"not written: the target's child process made none ({answer})"
+        else:
+            files = answer  # type: ignore[assignment]
+    elif d.kind in (Kind.CRASH, Kind.HANG):
         own = f"not written: the target's {d.kind.value} would happen in refc's own process, where build() and bug_files() run"
     else:
-        files, own = _target_files(spec, target, graph, d), None
+        files = target_files(spec, target, graph, d.failing, d.passing)
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         write_atomic(str(folder / name), lambda f, data=data: f.write(data))
@@ -87,14 +99,15 @@ REFC_FILES = frozenset({"inputs.npz", "expected.npz", "finding.json", "versions.
 NAME_BYTES = 255  # a file name's length on common file systems
 
 
-def _target_files(spec: str, target: object, graph: Graph, d: Discrepancy) -> dict[str, bytes]:
-    """The target's own files for the folder (``bug_files``), checked: plain file names to bytes."""
+def target_files(spec: str, target: object, graph: Graph, failing_key: str | None, passing_key: str | None) -> dict[str, bytes]:
+    """The target's own files for the folder (``bug_files``; in the target's
+    child process unless isolation is off), checked: plain file names to bytes."""
     configs: dict = target_call(spec, "configurations()", lambda: {c.key: c for c in target.configurations()})  # type: ignore[attr-defined,assignment]
     if not configs:
         raise ExecutionError(f"target {shown(spec, 200)}'s configurations() returned none")
     program = target_call(spec, "build()", target.build, graph)  # type: ignore[attr-defined]
-    failing = configs.get(d.failing or "") or next(iter(configs.values()))
-    passing = configs.get(d.passing or "")
+    failing = configs.get(failing_key or "") or next(iter(configs.values()))
+    passing = configs.get(passing_key or "")
     files = target_call(spec, "bug_files()", lambda: dict(target.bug_files(program, failing, passing)))  # type: ignore[attr-defined]
     for name, data in files.items():  # type: ignore[attr-defined]
         problem = _file_problem(name, data)
@@ -106,13 +119,21 @@ def _target_files(spec: str, target: object, graph: Graph, d: Discrepancy) -> di
 def _file_problem(name: object, data: object) -> str | None:
     if not isinstance(name, str):
         return f"a {type(name).__name__} as a file name ({shown(name)})"
-    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name or len(name.encode("utf-8", "surrogateescape")) > NAME_BYTES:
+    if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name or len(_encoded(name)) > NAME_BYTES:
         return f"{shown(name)}, not a plain file name"
     if name in REFC_FILES:
         return f"{name!r}, which refc writes itself"
     if not isinstance(data, (bytes, bytearray, memoryview)):
         return f"a {type(data).__name__} for {shown(name)}, not bytes"
     return None
+
+
+def _encoded(name: str) -> bytes:
+    """``name`` as the file system gets it (a lone surrogate it cannot take: too long to write)."""
+    try:
+        return os.fsencode(name)
+    except UnicodeError:
+        return b"\0" * (NAME_BYTES + 1)
 
 
 def _finding_doc(d: Discrepancy, spec: str, failing: str | None, passing: str | None) -> dict[str, object]:

@@ -31,11 +31,11 @@ import numpy as np
 from refcompiler.graph import Graph
 from refcompiler.targets.base import Outcome, execute_all
 
-__all__ = ["Worker", "run_isolated", "run_target", "DEFAULT_TIMEOUT"]
+__all__ = ["Worker", "run_isolated", "run_target", "target_timeout", "worker", "DEFAULT_TIMEOUT", "LOCATE_TRIES"]
 
 DEFAULT_TIMEOUT = 30.0  # seconds for every configuration of one graph
 _START_TIMEOUT = 120.0  # a fresh interpreter importing the target's package
-_LOCATE_TRIES = 8  # configurations tried alone after a crash (each may restart the child)
+LOCATE_TRIES = 8  # configurations tried alone after a crash (each may restart the child)
 _WORKERS: dict[str, "Worker"] = {}
 _ORPHAN_CHECK = 0.5  # seconds between a child's checks that its parent is still there
 
@@ -111,12 +111,31 @@ def serve(spec: str) -> None:
             ok, request = _recv(0, float("inf"))
         except EOFError:
             return
+        if request[0] == FILES:  # type: ignore[index]
+            _send(out, _files_answer(spec, target, *request[1:]))  # type: ignore[index]
+            continue
         graph, inputs, runs, only = request  # type: ignore[misc]
         try:
             outcome = execute_all(target, graph, inputs, runs, only)
         except Exception as e:  # outside every configuration (building the program): say what
             outcome = Outcome(crash=f"the harness raised {type(e).__name__}: {e}")
         _send(out, outcome)
+
+
+# a request for a bug folder's files: (FILES, graph, failing key, passing key)
+FILES = "bug_files"
+
+
+def _files_answer(spec: str, target: Any, graph: Graph, failing: str | None, passing: str | None) -> tuple[str, object]:
+    """In the child: ``("files", {name: bytes})``, or ``("error", message)`` when
+    the target's own code failed making them (``bugs.target_files``)."""
+    from refcompiler.errors import ExecutionError
+    from refcompiler.targets.bugs import target_files
+
+    try:
+        return "files", {name: bytes(data) for name, data in target_files(spec, target, graph, failing, passing).items()}
+    except ExecutionError as e:
+        return "error", str(e)
 
 
 class Worker:
@@ -135,6 +154,9 @@ class Worker:
             ok, _ = _recv(self.proc.stdout.fileno(), _START_TIMEOUT)  # type: ignore[union-attr]
         except EOFError:
             return f"the target process exited while starting ({self._died()})"
+        except BaseException:  # interrupted while it starts: its "ready" would be read as the next answer
+            self.stop()
+            raise
         if not ok:
             self.stop()
             return "the target process did not start"
@@ -162,26 +184,46 @@ class Worker:
         self.proc = None
 
     def call(self, graph: Graph, inputs: Mapping[str, np.ndarray] | None, runs: int, only: str | None, timeout: float) -> Outcome:
+        answered, answer = self._ask((graph, dict(inputs) if inputs else None, runs, only), timeout)
+        if not answered:
+            return Outcome(crash=answer, hung=answer.startswith("no answer"))  # type: ignore[arg-type]
+        return answer  # type: ignore[return-value]
+
+    def files(self, graph: Graph, failing: str | None, passing: str | None, timeout: float) -> tuple[str, object]:
+        """A bug folder's files made in the child (``_files_answer``), or
+        ``("lost", why)`` when it died or did not answer in time."""
+        answered, answer = self._ask((FILES, graph, failing, passing), timeout)
+        return answer if answered else ("lost", answer)  # type: ignore[return-value]
+
+    def _ask(self, request: object, timeout: float) -> tuple[bool, object]:
+        """(True, the child's answer) or (False, why there is none: it could not
+        start, died, or gave no answer within ``timeout`` seconds)."""
         if self.proc is None or self.proc.poll() is not None:
             problem = self._start()
             if problem is not None:
-                return Outcome(crash=problem)
+                return False, problem
         assert self.proc is not None
         try:
-            _send(self.proc.stdin, (graph, dict(inputs) if inputs else None, runs, only))
+            _send(self.proc.stdin, request)
             ok, answer = _recv(self.proc.stdout.fileno(), timeout)  # type: ignore[union-attr]
         except (EOFError, BrokenPipeError):
-            return Outcome(crash=f"the target process died ({self._died()})")
+            return False, f"the target process died ({self._died()})"
         except BaseException:  # interrupted mid-call (a case's time limit, Ctrl-C): its answer
             self.stop()  # would be read by the next call, for another graph; a fresh child instead
             raise
         if not ok:
             self.stop()
-            return Outcome(crash=f"no answer within {timeout:g} s", hung=True)
-        return answer  # type: ignore[return-value]
+            return False, f"no answer within {timeout:g} s"
+        return True, answer
 
 
-def _worker(spec: str) -> Worker:
+def target_timeout(target: Any) -> float:
+    """Seconds the target's child may take for one graph: its own ``timeout``, or ``DEFAULT_TIMEOUT``."""
+    return float(getattr(target, "timeout", DEFAULT_TIMEOUT))
+
+
+def worker(spec: str) -> Worker:
+    """The child process serving ``spec`` (started when first asked)."""
     if spec not in _WORKERS:
         _WORKERS[spec] = Worker(spec)
     return _WORKERS[spec]
@@ -190,15 +232,15 @@ def _worker(spec: str) -> Worker:
 def run_isolated(spec: str, graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, runs: int = 2, timeout: float = DEFAULT_TIMEOUT) -> Outcome:
     """``execute_all`` in the worker for ``spec``; after a crash, each configuration
     alone, to name one that crashes and one that does not."""
-    worker = _worker(spec)
-    outcome = worker.call(graph, inputs, runs, None, timeout)
+    child = worker(spec)
+    outcome = child.call(graph, inputs, runs, None, timeout)
     if outcome.crash is None:
         return outcome
     from refcompiler.targets import resolve_target
 
-    tries = 2 if outcome.hung else _LOCATE_TRIES  # each try of a hang waits the whole timeout
+    tries = 2 if outcome.hung else LOCATE_TRIES  # each try of a hang waits the whole timeout
     for config in resolve_target(spec).configurations()[:tries]:
-        alone = worker.call(graph, inputs, runs, config.key, timeout)
+        alone = child.call(graph, inputs, runs, config.key, timeout)
         if alone.crash is not None and outcome.crash_config is None:
             outcome.crash_config, outcome.crash = config.key, f"{config.key}: {alone.crash}"
         elif alone.crash is None and outcome.crash_passing is None:
@@ -213,7 +255,7 @@ def run_target(spec: str, target: Any, graph: Graph, inputs: Mapping[str, np.nda
     else in this process. ``timeout``: seconds per graph, by default the target's
     own ``timeout`` attribute or ``DEFAULT_TIMEOUT``."""
     if timeout is None:
-        timeout = float(getattr(target, "timeout", DEFAULT_TIMEOUT))
+        timeout = target_timeout(target)
     if isolate:
         return run_isolated(spec, graph, inputs, runs, timeout)
     return execute_all(target, graph, inputs, runs)

@@ -99,6 +99,10 @@ def test_a_scheduler_that_hangs_longer_than_the_budget_leaves_the_campaign_incon
     assert "still running in the scheduler sleepy_scheduler:schedule (at " in lost["reason"]
     assert "when the campaign's time was up" in lost["reason"]
     assert summary.inconclusive
+    from fuzz.campaign.reports import junit_xml, markdown_summary
+
+    assert '<error message="inconclusive: nothing found, but no valid case was checked (1 lost chunk)" type="inconclusive">' in junit_xml(summary)
+    assert markdown_summary(summary, Path("out")).startswith("### refc fuzz: inconclusive: nothing found, but no valid case was checked")
 
 
 def test_a_timeout_outside_a_users_code_blames_nobody():

@@ -249,3 +249,21 @@ CONFIGURATIONS_OF_TEXT = broken(configurations=lambda self: ("a", "b"))
 CONFIGURATIONS_REPEATED = broken(configurations=lambda self: (Configuration("a", "one"), Configuration("a", "two")))
 NAME_RAISES = _NameRaises()
 BUILD_RAISES = broken(build=_raise)
+
+
+class BuildSegfaults(Wrong):
+    """A wrong target whose build() kills its process."""
+
+    def build(self, graph):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+class SurrogateFiles(Wrong):
+    """A wrong target whose bug file's name no file system takes (a lone surrogate)."""
+
+    def bug_files(self, program, failing, passing):
+        return {"\ud800.txt": b"x"}
+
+
+BUILD_SEGFAULTS = BuildSegfaults()
+SURROGATE_FILES = SurrogateFiles()

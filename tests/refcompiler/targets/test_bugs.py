@@ -85,18 +85,47 @@ def test_a_targets_bug_files_stay_in_its_folder_and_are_bytes(tmp_path):
     from refcompiler.errors import ExecutionError
 
     folder = tmp_path / "out" / "bugs" / "one"
-    with pytest.raises(ExecutionError, match=r"bug_files\(\) returned '\.\./\.\./summary\.json', not a plain file name"):
-        write_bug_folder(folder, FAKE + "ESCAPING_FILES", SGD, isolate=False)
-    assert not (tmp_path / "out" / "summary.json").exists() and not (folder / "ok.txt").exists()
-    with pytest.raises(ExecutionError, match=r"returned a str for 'repro\.py', not bytes"):
-        write_bug_folder(folder, FAKE + "TEXT_FILES", SGD, isolate=False)
-    assert not folder.exists()
+    for isolate in (False, True):
+        with pytest.raises(ExecutionError, match=r"bug_files\(\) returned '\.\./\.\./summary\.json', not a plain file name"):
+            write_bug_folder(folder, FAKE + "ESCAPING_FILES", SGD, isolate=isolate)
+        assert not (tmp_path / "out" / "summary.json").exists() and not (folder / "ok.txt").exists()
+        with pytest.raises(ExecutionError, match=r"returned a str for 'repro\.py', not bytes"):
+            write_bug_folder(folder, FAKE + "TEXT_FILES", SGD, isolate=isolate)
+        assert not folder.exists()
 
 
-def test_a_crashing_targets_folder_has_refcs_files_and_says_why_not_its_own(tmp_path):
-    d = write_bug_folder(tmp_path / "bug", FAKE + "SEGFAULTS", SGD)  # isolated: the crash is in the child
+REFC_FILES = {"inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"}
+
+
+def test_a_crashing_targets_files_are_made_in_its_child(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "SEGFAULTS", SGD)  # isolated: the crash is in the child, in a session
     assert d is not None and d.kind.value == "crash"
-    files = {p.name for p in (tmp_path / "bug").iterdir()}
-    assert files == {"inputs.npz", "expected.npz", "finding.json", "versions.txt", "graph.json"}
+    assert {p.name for p in (tmp_path / "bug").iterdir()} == REFC_FILES | {"program.txt"}
+    assert json.loads((tmp_path / "bug" / "finding.json").read_text())["target_files"] == ["program.txt"]
+
+
+def test_a_target_whose_child_dies_making_its_files_gets_refcs_files_and_the_reason(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "BUILD_SEGFAULTS", SGD)
+    assert d is not None and d.kind.value == "crash"
+    assert {p.name for p in (tmp_path / "bug").iterdir()} == REFC_FILES
+    why = json.loads((tmp_path / "bug" / "finding.json").read_text())["target_files"]
+    assert why.startswith("not written: the target's child process made none (the target process died (killed by signal SIGSEGV))"), why
+
+
+def test_without_isolation_a_crash_does_not_run_the_target_in_refcs_process(tmp_path):
+    d = write_bug_folder(tmp_path / "bug", FAKE + "RAISES", SGD, isolate=False)
+    assert d is not None and d.kind.value in ("crash", "error")
     finding = json.loads((tmp_path / "bug" / "finding.json").read_text())
-    assert finding["target_files"].startswith("not written: the target's crash would happen in refc's own process")
+    if d.kind.value == "crash":
+        assert finding["target_files"].startswith("not written: the target's crash would happen in refc's own process")
+    else:
+        assert finding["target_files"] == ["program.txt"]
+
+
+def test_a_file_name_the_file_system_cannot_take_is_the_targets_error(tmp_path):
+    import pytest
+
+    from refcompiler.errors import ExecutionError
+
+    with pytest.raises(ExecutionError, match="not a plain file name"):
+        write_bug_folder(tmp_path / "bug", FAKE + "SURROGATE_FILES", SGD)

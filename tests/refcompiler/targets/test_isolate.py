@@ -77,7 +77,7 @@ import sys
 sys.path[:0] = {sys.path!r}
 from refcompiler.targets import isolate
 from refcompiler.graph_json import load_graph
-worker = isolate._worker({FAKE + "HANGS"!r})
+worker = isolate.worker({FAKE + "HANGS"!r})
 worker._start()
 open({str(started)!r}, "w").write(str(worker.proc.pid))
 worker.call(load_graph({str(SGD_PATH)!r}), None, 2, None, 3600)
