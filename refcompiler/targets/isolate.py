@@ -38,6 +38,7 @@ _START_TIMEOUT = 120.0  # a fresh interpreter importing the target's package
 LOCATE_TRIES = 8  # configurations tried alone after a crash (each may restart the child)
 _WORKERS: dict[str, "Worker"] = {}
 _ORPHAN_CHECK = 0.5  # seconds between a child's checks that its parent is still there
+_TIED = "REFC_TARGET_CHILD_TIED"  # set to 1 for a child started by a main thread (``_die_with_parent``)
 
 
 def _send(f: Any, obj: object) -> None:
@@ -74,11 +75,14 @@ def _recv(fd: int, timeout: float) -> tuple[bool, object]:
 def _die_with_parent() -> None:
     """End this child when the process that started it is gone (a campaign's
     worker terminated at its deadline while the target hangs here): the kernel
-    kills it where it can (Linux's parent-death signal), and a thread checks
-    for a new parent every ``_ORPHAN_CHECK`` seconds elsewhere, or should the
-    parent have gone before the signal was asked for."""
+    kills it where it can (Linux's parent-death signal, when a main thread
+    started it), and a thread checks for a new parent every ``_ORPHAN_CHECK``
+    seconds (elsewhere, or should the parent have gone before the signal was
+    asked for, or the target hold the interpreter in pure Python)."""
     parent = os.getppid()
-    if sys.platform.startswith("linux"):
+    # the signal comes when the *thread* that started this child ends: asked for only
+    # when that was a main thread (a Dask worker's executor threads come and go)
+    if sys.platform.startswith("linux") and os.environ.get(_TIED) == "1":
         try:
             import ctypes
 
@@ -148,7 +152,8 @@ class Worker:
     def _start(self) -> str | None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "refcompiler.targets.isolate", self.spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), _TIED: "1" if threading.current_thread() is threading.main_thread() else "0"},
         )  # fmt: skip
         try:
             ok, _ = _recv(self.proc.stdout.fileno(), _START_TIMEOUT)  # type: ignore[union-attr]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fuzz.oracle.context import reference_runs
 from refcompiler.graph_json import load_graph
 from refcompiler.targets.isolate import run_isolated
@@ -62,9 +64,11 @@ def test_a_call_interrupted_while_waiting_leaves_no_answer_for_the_next_graph(mo
     assert set(outcome.results[0].runs[0]) == {s.name for s in other.storage if s.kind.value != "constant"}
 
 
-def test_the_child_ends_with_the_process_that_started_it(tmp_path):
+@pytest.mark.parametrize("from_thread", [False, True])
+def test_the_child_ends_with_the_process_that_started_it(tmp_path, from_thread):
     # a campaign's worker terminated at its deadline while the target hangs in its
     # child: the child must not spin on, orphaned, after the campaign has ended
+    # (started from another thread, as a Dask worker's executor does: by the watchdog alone)
     import os
     import signal
     import subprocess
@@ -77,10 +81,16 @@ import sys
 sys.path[:0] = {sys.path!r}
 from refcompiler.targets import isolate
 from refcompiler.graph_json import load_graph
-worker = isolate.worker({FAKE + "HANGS"!r})
-worker._start()
-open({str(started)!r}, "w").write(str(worker.proc.pid))
-worker.call(load_graph({str(SGD_PATH)!r}), None, 2, None, 3600)
+import threading
+def go():
+    worker = isolate.worker({FAKE + "HANGS"!r})
+    worker._start()
+    open({str(started)!r}, "w").write(str(worker.proc.pid))
+    worker.call(load_graph({str(SGD_PATH)!r}), None, 2, None, 3600)
+if {from_thread!r}:
+    threading.Thread(target=go).start()
+else:
+    go()
 """
     parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
     deadline = time.monotonic() + 120
