@@ -103,7 +103,7 @@ def _missing(p: Path) -> str:
     except OSError as e:
         if p.is_symlink() and e.errno == errno.ENOENT:
             return "a link to nothing (no such file or directory)"
-        return (e.strerror or str(e)).lower() if e.strerror else str(e)
+        return e.strerror.lower() if e.strerror else str(e)
     return "no such file or directory"
 
 
