@@ -37,6 +37,11 @@ class CaseTimeout(BaseException):
         self.within: tuple[str, str] | None = None
         super().__init__(f"the case ran past its time limit of {seconds:g} s")
 
+    @property
+    def place(self) -> str:
+        """`` in WHAT (at FILE:LINE ...)`` when it struck in a user's code, else empty."""
+        return f" in {self.within[0]}" if self.within is not None else ""
+
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None) -> Iterator[None]:

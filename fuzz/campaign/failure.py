@@ -235,9 +235,8 @@ def _limit(config: CampaignConfig) -> tuple[float | None, bool]:
 
 
 def _cut(e: CaseTimeout, started: float) -> CaseCut:
-    where = f" in {e.within[0]}" if e.within is not None else ""
     took = time.time() - started
-    return CaseCut(f"a case was still running{where} after {took:.1f} s when the campaign's time was up "
+    return CaseCut(f"a case was still running{e.place} after {took:.1f} s when the campaign's time was up "
                    f"(budget + --shrink-grace + {HARD_GRACE:g} s; a case may take --case-seconds before it is a timeout finding)")
 
 

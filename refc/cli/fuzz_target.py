@@ -47,8 +47,7 @@ def write_bugs(doc: dict[str, Any], out: Path, spec: str | None) -> list[Path]:
         except ExecutionError as e:  # the target's own code failed writing it: the other folders still come
             print(f"refc fuzz: no bug folder for {entry['case']}: {e}", file=sys.stderr)
         except CaseTimeout as e:
-            where = f" in {e.within[0]}" if e.within is not None else ""
-            print(f"refc fuzz: no bug folder for {entry['case']}: still writing it{where} after {limit:g} s", file=sys.stderr)
+            print(f"refc fuzz: no bug folder for {entry['case']}: still writing it{e.place} after {limit:g} s", file=sys.stderr)
     return written
 
 
