@@ -11,8 +11,9 @@ instructions and the values they read and write,
 ``refcompiler.pictures.program_dot``), or with ``--format svg --picture arena``
 the arena timeline (``refcompiler.pictures.arena_svg``). ``-o FILE`` writes
 the output to a file. ``--print-after PASS`` (repeatable; ``lowering`` for the
-lowered program) and ``--print-after-all`` print the IR to stderr as each
-stage left it, before it is verified. When a pass's IR breaks an invariant (or allocation
+lowered program; a name that is no stage of the pipeline is exit 2) and
+``--print-after-all`` print the IR to stderr as each stage left it, before it
+is verified. When a pass's IR breaks an invariant (or allocation
 breaks MEM-1), a picture asked for is of that faulty program, the faulty
 instruction drawn red beside what is wrong, and the exit code is still 1.
 
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     form = picture_format(args)
     if args.picture == "arena" and form is not PictureFormat.SVG:
         raise UsageError("--picture arena is drawn as SVG: add --format svg")
+    _check_stage_names(args.print_after, settings.pipeline)
     printer = _Printer(set(args.print_after), args.print_after_all)
     try:
         with printer.watching():
@@ -93,6 +95,20 @@ def run(args: argparse.Namespace) -> int:
 
         emit_dot(args, program_dot(compiled.program))
     return 0
+
+
+def _check_stage_names(names: list[str], pipeline: object) -> None:
+    """``UsageError`` (exit 2) for a ``--print-after`` name that is neither
+    ``lowering`` nor a pass of ``pipeline``: it could never print."""
+    if not names:
+        return
+    from refcompiler.passes import resolve_pipeline
+
+    stages = ["lowering", *dict.fromkeys(name for name, _ in resolve_pipeline(pipeline))]
+    unknown = sorted(set(names) - set(stages))
+    if unknown:
+        raise UsageError(f"--print-after {', '.join(unknown)}: no stage of pipeline {pipeline} has that name "
+                         f"(stages: {', '.join(stages)})")
 
 
 class _Printer:

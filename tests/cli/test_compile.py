@@ -173,15 +173,22 @@ def test_print_after_shows_the_ir_each_stage_left_on_stderr(capsys, tmp_path: Pa
     # each printed program is the text form of what that stage returned
     lowered = err.split("; IR after lowering\n")[1].split("; IR after pass")[0]
     assert parse_program(lowered).instrs and "share" not in lowered
-    code, out, err = refc(capsys, "compile", path, "--pipeline", "O2", "--print-after", "share_buffers", "--print-after", "nope")
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "O2", "--print-after", "share_buffers")
     assert code == 0 and [l for l in err.splitlines() if l.startswith("; IR")] == ["; IR after pass share_buffers"]
-    assert "--print-after nope: no such stage ran (stages: lowering, dead_store_elimination," in err
+    # a name no stage of the pipeline has could never print: a usage error, before compiling
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "O2", "--print-after", "share_buffers", "--print-after", "nope")
+    assert code == 2 and out == "" and "; IR" not in err
+    assert "--print-after nope: no stage of pipeline O2 has that name (stages: lowering, dead_store_elimination," in err
     # a user's pass that breaks the IR: what it returned, then the violation
     (tmp_path / "h_free_early.py").write_text(FREE_EARLY)
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early",
                           "--print-after", "free_early")
     assert code == 1 and err.index("; IR after pass free_early\n") < err.index("after pass free_early: IR-1")
+    # a pass of the pipeline that never ran (the one before it broke the IR) is said so
+    code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE,share_buffers", "--allow-plugin",
+                          "h_free_early", "--print-after", "share_buffers")
+    assert code == 1 and "--print-after share_buffers: no such stage ran (stages: lowering, free_early)" in err
 
 
 def test_print_after_of_a_program_the_text_form_cannot_hold(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
