@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fuzz.campaign.chunk import ChunkResult
@@ -13,7 +16,7 @@ from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Failure
 from fuzz.oracle import Signature
 
-__all__ = ["SUMMARY_FORMAT", "Summary", "plugin_modules", "replay_command"]
+__all__ = ["SUMMARY_FORMAT", "Summary", "plugin_folders", "plugin_modules", "replay_command"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/1"
 PROGRESS_POINTS = 500  # a summary's progress series holds between this many and twice as many points
@@ -28,13 +31,39 @@ def plugin_modules(config: CampaignConfig) -> list[str]:
 
 def replay_command(config: CampaignConfig, case_path: str) -> str:
     """The command that replays a stored case as the campaign saw it: with its
-    mutant, and allowing each plug-in module the case names."""
+    mutant, allowing each plug-in module the case names, and with
+    ``PYTHONPATH`` set to the folders those modules were imported from when
+    the campaign found them on its ``PYTHONPATH`` or in its current folder
+    (``plugin_folders``): the command then runs from anywhere."""
+    modules = plugin_modules(config)
     words = ["refc", "replay", case_path]
     if config.mutant:
         words += ["--mutant", config.mutant]
-    for module in plugin_modules(config):
+    for module in modules:
         words += ["--allow-plugin", module]
-    return shlex.join(words)
+    folders = plugin_folders(modules)
+    command = shlex.join(words)
+    return f"PYTHONPATH={shlex.quote(os.pathsep.join(folders))} {command}" if folders else command
+
+
+def plugin_folders(modules: list[str]) -> list[str]:
+    """The folders (absolute) that the imported ``modules`` were found in, for
+    those found on ``PYTHONPATH`` or in the current folder (where
+    ``refcompiler.plugins`` looks last); a module that is not imported, or was
+    installed, needs none."""
+    here = [Path.cwd()] + [Path(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    searched = {p.resolve() for p in here}
+    folders: list[str] = []
+    for name in modules:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not isinstance(file, str):
+            continue
+        root = Path(file).resolve().parent
+        for _ in range(name.count(".") + (Path(file).name == "__init__.py")):
+            root = root.parent
+        if root in searched and str(root) not in folders:
+            folders.append(str(root))
+    return folders
 
 
 @dataclass

@@ -111,3 +111,21 @@ def test_a_timeout_outside_a_users_code_blames_nobody():
 
     found = timeout_finding(CaseTimeout(2.0))
     assert str(found.signature) == "error at execute []" and found.explanation.startswith("timeout: ")
+
+
+def test_the_replay_command_carries_the_folder_a_plugin_was_found_in(monkeypatch, tmp_path):
+    from fuzz.campaign.summary import replay_command
+
+    import flaky_scheduler  # noqa: F401  # imported, as a campaign imports it
+
+    config = CampaignConfig(max_cases=1, schedulers=("flaky_scheduler:schedule",), **QUICK)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(PLUGINS))  # found on PYTHONPATH: a replay from elsewhere needs it
+    assert replay_command(config, "c.json") == f"PYTHONPATH={PLUGINS} refc replay c.json --allow-plugin flaky_scheduler"
+    monkeypatch.chdir(PLUGINS)  # or found in the current folder
+    monkeypatch.delenv("PYTHONPATH")
+    assert replay_command(config, "c.json") == f"PYTHONPATH={PLUGINS} refc replay c.json --allow-plugin flaky_scheduler"
+    monkeypatch.chdir(tmp_path)  # found elsewhere (installed, or a path set in-process): nothing to add
+    assert replay_command(config, "c.json") == "refc replay c.json --allow-plugin flaky_scheduler"
+    # a built-in scheduler names no module
+    assert replay_command(replace(config, schedulers=("topo",)), "c.json") == "refc replay c.json"
