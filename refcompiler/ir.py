@@ -121,8 +121,12 @@ class Instr:
         if not names:
             return self
         renames_self = self.opcode in _NAMING and self.name in names
-        if not renames_self and all(o.name not in names for o in self.operands):
-            return self
+        if not renames_self:
+            for o in self.operands:  # a loop, not ``all``: asked of every instruction a pass renames in
+                if o.name in names:
+                    break
+            else:
+                return self
         name = names[self.name] if renames_self else self.name
         if type(self) is not Instr or any(type(o) is not Operand for o in self.operands):
             operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in self.operands)

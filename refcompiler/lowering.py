@@ -201,7 +201,7 @@ def _with_deallocs(body: list[Instr], made: dict[str, Instr]) -> list[Instr]:
         if instr.opcode is view and instr.operands:
             sources[instr.name] = instr.operands[0].name
         for o in instr.operands:
-            root = follow_views(sources, o.name)
+            root = follow_views(sources, o.name) if o.name in sources else o.name
             if root in last_use:
                 last_use[root] = i
     ends: dict[int, list[str]] = {}

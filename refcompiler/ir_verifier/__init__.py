@@ -95,13 +95,13 @@ _CONTEXT: tuple[object, tuple[int, ...]] = (None, ())
 
 def verdict_context() -> tuple[object, tuple[int, ...]]:
     """What a verdict depends on besides the program: the swap table installed
-    and the limits (``refcompiler.limits``, read from the environment; IR-1
-    bounds allocations by them). One object while they stay the same, so
+    and the limits IR-1 bounds allocations by (``refcompiler.limits``, read
+    from the environment: elements, bytes). One object while they stay the same, so
     that a verdict is known again by identity. A caller verifying several
     programs under one swap table (``run_pipeline``: after each pass) reads
     it once and passes it on."""
     global _CONTEXT
-    swaps, bounds = variants.active(), limits.values()
+    swaps, bounds = variants.active(), (limits.value("elements"), limits.value("bytes"))
     if _CONTEXT[0] is not swaps or _CONTEXT[1] != bounds:
         _CONTEXT = (swaps, bounds)
     return _CONTEXT
@@ -120,18 +120,13 @@ def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:
     found = _VALID_BY_KEY.get(key) if key is not None else None
     if found is not None and found[1] is swaps:
         return True
-    with _LOCK:
-        for same in (_identical, _same):  # by identity first: a comparison by value costs a scan
-            for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
-                seen, under = _VALID[i]
-                if under is swaps and same(seen, program):
-                    _VALID.append(_VALID.pop(i))  # most recent last
-                    return True
+    with _LOCK:  # by value (a plain program holding the same objects was found by its key above)
+        for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
+            seen, under = _VALID[i]
+            if under is swaps and _same(seen, program):
+                _VALID.append(_VALID.pop(i))  # most recent last
+                return True
     return False
-
-
-def _identical(a: Program, b: Program) -> bool:
-    return a is b
 
 
 def _same(a: Program, b: Program) -> bool:

@@ -41,9 +41,6 @@ def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...
 _SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str], dict[int, tuple]] = (None, {}, {}, {}, {})
 _SIGNATURES_KEPT = 4096
 
-# Where the element and byte limits sit in ``refcompiler.limits.values()``.
-_ELEMENTS, _BYTES = list(limits.LIMITS).index("elements"), list(limits.LIMITS).index("bytes")
-
 # Members as module globals: each is asked of every operand, and a member read
 # off its enum class is slow on Python 3.11 (see ``refcompiler.ir``).
 _IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
@@ -136,7 +133,7 @@ class Walk:
 
     def __init__(self, program: Program, bounds: tuple[int, ...]) -> None:
         self.program = program
-        self.bounds = bounds  # ``refcompiler.limits.values()``, in ``LIMITS``' order
+        self.bounds = bounds  # the element and byte limits (``verdict_context``)
         self.found: list[InvariantViolation] = []
         self.allocated: dict[str, int] = {}  # activation -> its alloc
         self.freed: dict[str, int] = {}  # activation -> its dealloc
@@ -155,7 +152,7 @@ class Walk:
         # a pass's allocations are bounded as a file's tensors are (refcompiler.limits): each
         # by the element limit, all together by twice the byte limit (a valid graph's results
         # are within it, and the copies that break save cycles at most double them)
-        self.max_elements, self.max_bytes = bounds[_ELEMENTS], 2 * bounds[_BYTES]
+        self.max_elements, self.max_bytes = bounds[0], 2 * bounds[1]
         self.allocated_bytes = 0
 
     @functools.cached_property
