@@ -17,6 +17,7 @@ gives the one canonical text form, which prints and parses back.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from functools import cached_property
@@ -220,7 +221,7 @@ class Program:
         kept on it (the analysis, the verifier's verdict) stays true."""
         instrs = tuple(instrs)
         mine = self.instrs
-        if not self.offsets and self.peak_bytes is None and len(instrs) == len(mine) and all(a is b for a, b in zip(instrs, mine)):
+        if not self.offsets and self.peak_bytes is None and len(instrs) == len(mine) and all(map(operator.is_, instrs, mine)):  # lengths equal
             return self
         return self._copy(instrs=instrs, offsets=(), peak_bytes=None)
 
@@ -235,7 +236,10 @@ class Program:
 
     def with_allocation(self, offsets: tuple[tuple[str, int], ...], peak_bytes: int) -> "Program":
         """The same program with its activations' arena offsets and the arena's size."""
-        return self._copy(offsets=offsets, peak_bytes=peak_bytes)
+        new = self._copy(offsets=offsets, peak_bytes=peak_bytes)
+        if type(new) is Program:  # ``offset_of`` made now, without ``cached_property``'s lock: MEM-1 asks at once
+            new.__dict__["offset_of"] = dict(offsets)
+        return new
 
     def _copy(self, **changes: object) -> "Program":
         """``dataclasses.replace(self, **changes)``, built directly for a plain

@@ -111,19 +111,21 @@ _KEYS: dict[tuple, tuple[Program, tuple]] = {}
 
 def _canonical_key(program: Program) -> tuple:
     """``canonical_key`` made anew."""
-    parts = [_instr_part(i) for i in program.instrs]
     alloc = Opcode.ALLOC  # a local: an enum class's attribute is slow (3.11)
     allocs = [i.name for i in program.instrs if i.opcode is alloc]
     saves, names = _saves_part(program.saves)
     renamed = list(names)  # the renamed names, in the text's order: the header's, then the body's
     in_allocs = set(allocs)
     moved = tuple((_slot(n, renamed), off) for n, off in program.offsets if n not in in_allocs)
-    for _, instr_names in parts:
+    body = []
+    for i in program.instrs:
+        found = _PARTS.get(id(i))  # ``_instr_part``'s table, asked here first: most are found
+        fields, instr_names = found[1] if found is not None and found[0] is i else _instr_part(i)
+        body.append(fields)
         renamed.extend(instr_names)
     header = (program.passes, program.peak_bytes, _hashed_buffers(program.buffers), saves, moved)
-    offsets, numbers = program.offset_of, {}
-    body = tuple([fields for fields, _ in parts])
-    return header, body, tuple([offsets.get(n) for n in allocs]), tuple([numbers.setdefault(n, len(numbers)) for n in renamed])
+    number = {n: k for k, n in enumerate(dict.fromkeys(renamed))}  # by first appearance
+    return header, tuple(body), tuple(map(program.offset_of.get, allocs)), tuple(map(number.__getitem__, renamed))
 
 
 _SLOT = -1  # where a renamed name stands in ``canonical_key`` (a name is a ``str``)
