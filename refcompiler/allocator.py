@@ -100,7 +100,7 @@ def allocate(program: Program) -> Program:
 # Programs ``allocate`` recently made, by the ``identity_key`` of what it was
 # given, with the swap table they were made under. Cleared when full.
 _ALLOCATED: dict[tuple, tuple[object, Program]] = {}
-_ALLOCATED_SIZE = 256
+_ALLOCATED_SIZE = 64
 
 
 def _allocate(program: Program) -> Program:

@@ -154,7 +154,7 @@ class Instr:
 # gives one object, so that the programs' identity keys (``identity_key``) and
 # what is kept by them (verdicts, pass results) agree. Cleared when full.
 _RENAMED: dict[tuple, tuple["Instr", "Instr"]] = {}
-_RENAMED_KEPT = 8192
+_RENAMED_KEPT = 2048
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def verdict_context() -> tuple[object, tuple[int, ...]]:
 # their order and passes), with the context they were found valid under; the
 # program kept, so that the ids in its key stay its own. Cleared when full.
 _VALID_BY_KEY: dict[tuple, tuple[Program, object]] = {}
-_VALID_BY_KEY_SIZE = 256
+_VALID_BY_KEY_SIZE = 64
 
 
 def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:

@@ -301,7 +301,7 @@ def _apply(name: str, run: Pass, program: Program, context: object) -> object:
 # the context they ran under (``verdict_context``: its swap table) and the
 # input, kept so that the ids in its key stay its own. Cleared when full.
 _RESULTS: dict[tuple, tuple[object, Program, Program]] = {}
-_RESULTS_SIZE = 256
+_RESULTS_SIZE = 128
 
 
 def _run_built_in(run: Pass, program: Program, context: object) -> Program:

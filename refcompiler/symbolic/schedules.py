@@ -99,7 +99,7 @@ def canonical_key(program: Program) -> tuple:
     same = (program.passes, same)
     found = _KEYS.get(same)
     if found is None:
-        if len(_KEYS) >= 1024:
+        if len(_KEYS) >= 64:
             _KEYS.clear()
         found = _KEYS[same] = (program, _canonical_key(program))  # the program kept: the ids in its key stay its own
     return found[1]
