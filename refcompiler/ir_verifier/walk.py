@@ -324,10 +324,18 @@ class Walk:
         in_kind, out_kind = _IN, _OUT  # locals: each is asked of every operand
         owned, constant, placeholder = _OWNED, _CONSTANT, _PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
+        walked = self.types
+        types: list[TensorType | None] = []  # each operand's (``type_of``), for the typing check
         for position, operand in enumerate(instr.operands):
             name = operand.name
-            root = follow_views(views, name) if name in views else name
-            buffer = buffers.get(root)
+            if name in views:  # a view is no module buffer (``fresh``): its type is the walk's
+                root = follow_views(views, name)
+                buffer = buffers.get(root)
+                types.append(walked.get(name))
+            else:
+                root = name
+                buffer = buffers.get(name)
+                types.append(buffer.type if buffer is not None else walked.get(name))
             if buffer is None and (root not in allocated or root in freed):
                 self.report("IR-1", self.unresolved(name), name)  # type: ignore[arg-type]  # not usable here
                 continue
@@ -359,7 +367,7 @@ class Walk:
         if well_formed and shared:  # in-place rules need the op and operand positions
             check_ir6(self, instr, resolved)
         if well_formed and instr.opcode is _KERNEL:  # after IR-6, whose words are closer for an in-place pair of two types
-            self.check_typing(instr)
+            self.check_typing(instr, types)
         self.initialised |= written
 
     # -- signatures (IR-1) -------------------------------------------------
@@ -389,20 +397,15 @@ class Walk:
             return False
         return True
 
-    def check_typing(self, instr: Instr) -> None:
-        """IR-1: the kernel's operand types follow its op's type rule
-        (``_typing_fault``), remembered per instruction with its operand types
-        and per op, attributes and types. An operand without a type here is
-        unresolved, which the walk reports."""
-        buffers, walked = self.buffers, self.types
-        found: list[TensorType] = []
-        for operand in instr.operands:  # ``type_of`` each
-            name = operand.name
-            t = buffers[name].type if name in buffers else walked.get(name)
+    def check_typing(self, instr: Instr, operand_types: list[TensorType | None]) -> None:
+        """IR-1: the kernel's operand types (``operand_types``: ``type_of`` each
+        operand) follow its op's type rule (``_typing_fault``), remembered per
+        instruction with its operand types and per op, attributes and types. An
+        operand without a type here is unresolved, which the walk reports."""
+        for t in operand_types:  # by identity (``None in`` would call each type's ``==``)
             if t is None:
                 return
-            found.append(t)
-        types = tuple(found)
+        types = tuple(operand_types)
         seen = self.typed.get(id(instr))  # this kernel, typed before (``_specs_under``)
         if seen is not None and seen[0] is instr and seen[1] == types:
             if seen[2]:
