@@ -111,10 +111,12 @@ def _allocate(program: Program) -> Program:
         intervals = {n: live_interval(program, n) for n in names}
     else:  # as written: from the analysis at hand, without a call through the swap point per name
         intervals = {n: _interval(facts, n) for n in names}
-    sizes = {n: _aligned(facts.types[n].nbytes) for n in names}
+    types = facts.types
+    sizes = {n: _aligned(types[n].nbytes) for n in names}
     arena = _Arena()
     ends: list[tuple[int, int, int]] = []  # heap of (interval end, offset, size) of placed activations
     offsets: dict[str, int] = {}
+    peak = 0
     for name in sorted(names, key=lambda n: intervals[n][0]):
         start, end = intervals[name]
         # only activations still live at ``start`` can collide: later ones are
@@ -122,11 +124,12 @@ def _allocate(program: Program) -> Program:
         while ends and ends[0][0] < start:
             _, offset, size = heapq.heappop(ends)
             arena.release(offset, offset + size)
-        offsets[name] = arena.first_fit(sizes[name])
-        arena.take(offsets[name], offsets[name] + sizes[name])
-        heapq.heappush(ends, (end, offsets[name], sizes[name]))
-    peak = max((offsets[n] + sizes[n] for n in names), default=0)
-    result = program.with_allocation(tuple((n, offsets[n]) for n in names), peak)
+        size = sizes[name]
+        offset = offsets[name] = arena.first_fit(size)
+        arena.take(offset, offset + size)
+        heapq.heappush(ends, (end, offset, size))
+        peak = max(peak, offset + size)
+    result = program.with_allocation(tuple([(n, offsets[n]) for n in names]), peak)
     try:
         check_mem1(result)
     except InvariantViolation as e:

@@ -113,7 +113,7 @@ class Instr:
         return dict(self.attrs)
 
     def operands_of(self, kind: OperandKind) -> tuple[Operand, ...]:
-        return tuple(o for o in self.operands if o.kind is kind)
+        return tuple([o for o in self.operands if o.kind is kind])
 
     def renamed(self, names: Mapping[str, str]) -> "Instr":
         """This instruction with every operand named by a key of ``names``

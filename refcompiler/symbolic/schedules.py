@@ -151,7 +151,7 @@ def _instr_part(i: Instr) -> tuple[tuple, tuple[str, ...]]:
         _slot(i.name, names),
         i.type,
         i.op,
-        tuple((o.kind, _slot(o.name, names)) for o in i.operands),
+        tuple([(o.kind, _slot(o.name, names)) for o in i.operands]),
         repr(i.attrs) if i.attrs else None,
     ))
     if len(_PARTS) >= 8192:
