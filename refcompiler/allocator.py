@@ -19,8 +19,8 @@ from __future__ import annotations
 import bisect
 import heapq
 
-from refcompiler.errors import InvariantViolation
 from refcompiler import variants
+from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Opcode, Program, identity_key
 from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
