@@ -80,15 +80,17 @@ def check_schedule(
     ``deps``: ``dependency_graph(graph)`` if the caller has it; ``edges``: its
     edges (``deps_edges(deps)``), if the caller has those too (they are scanned
     first: the walk that names the first broken edge runs only if one is)."""
-    names = [n.name for n in graph.nodes]
     unique = set(schedule)
-    if len(schedule) != len(names) or len(unique) != len(schedule) or unique != set(names):
-        missing, extra, twice = order_faults(names, schedule)
+    if len(schedule) != len(graph.nodes) or len(unique) != len(schedule) or unique != graph.node_by_name.keys():
+        missing, extra, twice = order_faults([n.name for n in graph.nodes], schedule)
         parts = [f"{what}: {listed(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
         raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
     deps = dependency_graph(graph) if deps is None else deps
-    position = {n: i for i, n in enumerate(schedule)}
-    if not any(position[u] > position[v] for u, v in (deps_edges(deps) if edges is None else edges)):
+    position = dict(zip(schedule, range(len(schedule)), strict=True))
+    for u, v in deps_edges(deps) if edges is None else edges:
+        if position[u] > position[v]:
+            break
+    else:
         return
     for i, name in enumerate(schedule):
         for pred in deps.predecessors(name):

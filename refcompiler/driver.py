@@ -77,9 +77,10 @@ class Prepared:
     compiling one graph under many schedules makes it once (``prepare``) and
     passes it to every ``compile_graph``, under the same mutant.
 
-    ``memo`` holds the last order a built-in scheduler gave and the last program
-    lowered (each keyed by what it is a function of), so that compiling one order
-    under several pipelines schedules and lowers it once. ``programs`` holds the
+    ``memo`` holds the last order a built-in scheduler gave, the last order
+    found legal (SCH-1) and the last program lowered (each keyed by what it is a
+    function of), so that compiling one order under several pipelines
+    schedules, checks and lowers it once. ``programs`` holds the
     programs compiled from built-in passes, by order, passes and swap points
     (``_program``): an order compiled again (two schedulers agreeing, or a
     scheduler's order given explicitly too) gives the program it gave."""
@@ -198,7 +199,8 @@ def compile_order(prepared: Prepared, order: Sequence[str], *, pipeline: str | S
 
 def _compile_order(prepared: Prepared, order: tuple[str, ...], pipeline: str | Sequence) -> Compiled:
     scheduled = prepared.scheduled
-    check_schedule(scheduled, order, prepared.deps, prepared.edges)
+    # a pure function of the order and the prepared graph: the order compiled under several pipelines is checked once
+    prepared.remembered("legal", order, lambda: check_schedule(scheduled, order, prepared.deps, prepared.edges))
     return Compiled(scheduled_graph=scheduled, schedule=order, program=_program(prepared, order, resolve_pipeline(pipeline)))
 
 

@@ -17,6 +17,7 @@ gives the one canonical text form, which prints and parses back.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from functools import cached_property
@@ -29,7 +30,7 @@ from refcompiler.spec import spec_of
 
 _T = TypeVar("_T")
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "signature_problem"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "identity_key", "signature_problem"]
 
 
 class OperandKind(FastEnum):
@@ -112,7 +113,7 @@ class Instr:
         return dict(self.attrs)
 
     def operands_of(self, kind: OperandKind) -> tuple[Operand, ...]:
-        return tuple(o for o in self.operands if o.kind is kind)
+        return tuple([o for o in self.operands if o.kind is kind])
 
     def renamed(self, names: Mapping[str, str]) -> "Instr":
         """This instruction with every operand named by a key of ``names``
@@ -121,16 +122,39 @@ class Instr:
         if not names:
             return self
         renames_self = self.opcode in _NAMING and self.name in names
-        if not renames_self and all(o.name not in names for o in self.operands):
-            return self
+        if not renames_self:
+            for o in self.operands:  # a loop, not ``all``: asked of every instruction a pass renames in
+                if o.name in names:
+                    break
+            else:
+                return self
         name = names[self.name] if renames_self else self.name
         if type(self) is not Instr or any(type(o) is not Operand for o in self.operands):
             operands = tuple(replace(o, name=names[o.name]) if o.name in names else o for o in self.operands)
             return replace(self, operands=operands, name=name)
-        # built directly (``_plain``): passes rename many instructions
-        operands = tuple(_plain(Operand, {"kind": o.kind, "name": names[o.name]}) if o.name in names else o for o in self.operands)
+        # one object per instruction and renaming (``_RENAMED``), built directly
+        # (``_plain``): passes rename many instructions, the same ones in every order
+        new_names = tuple([names.get(o.name) for o in self.operands])
+        key = (id(self), name, new_names)
+        found = _RENAMED.get(key)
+        if found is not None and found[0] is self:
+            return found[1]
+        operands = tuple(o if new is None else _plain(Operand, {"kind": o.kind, "name": new}) for o, new in zip(self.operands, new_names, strict=True))
         fields = {"opcode": self.opcode, "name": name, "operands": operands, "op": self.op, "attrs": self.attrs, "type": self.type}
-        return _plain(Instr, fields)
+        made = _plain(Instr, fields)
+        if len(_RENAMED) >= _RENAMED_KEPT:
+            _RENAMED.clear()
+        _RENAMED[key] = (self, made)  # ``self`` kept: its id is not reused while the entry lives
+        return made
+
+
+# Instructions ``Instr.renamed`` made, by the instruction's id, its new name and
+# its operands' new names (``None``: kept): renaming one instruction alike in
+# two programs (two orders of a graph whose copies one pass eliminates alike)
+# gives one object, so that the programs' identity keys (``identity_key``) and
+# what is kept by them (verdicts, pass results) agree. Cleared when full.
+_RENAMED: dict[tuple, tuple["Instr", "Instr"]] = {}
+_RENAMED_KEPT = 2048
 
 
 @dataclass(frozen=True)
@@ -197,7 +221,7 @@ class Program:
         kept on it (the analysis, the verifier's verdict) stays true."""
         instrs = tuple(instrs)
         mine = self.instrs
-        if not self.offsets and self.peak_bytes is None and len(instrs) == len(mine) and all(a is b for a, b in zip(instrs, mine)):
+        if not self.offsets and self.peak_bytes is None and len(instrs) == len(mine) and all(map(operator.is_, instrs, mine)):  # lengths equal
             return self
         return self._copy(instrs=instrs, offsets=(), peak_bytes=None)
 
@@ -205,9 +229,17 @@ class Program:
         """The same program with another record of the passes run."""
         return self._copy(passes=passes)
 
+    def with_schedule(self, schedule: tuple[str, ...], passes: tuple[str, ...]) -> "Program":
+        """The same program with another order and record of the passes run
+        (the fields that only say where it came from)."""
+        return self._copy(schedule=schedule, passes=passes)
+
     def with_allocation(self, offsets: tuple[tuple[str, int], ...], peak_bytes: int) -> "Program":
         """The same program with its activations' arena offsets and the arena's size."""
-        return self._copy(offsets=offsets, peak_bytes=peak_bytes)
+        new = self._copy(offsets=offsets, peak_bytes=peak_bytes)
+        if type(new) is Program:  # ``offset_of`` made now, without ``cached_property``'s lock: MEM-1 asks at once
+            new.__dict__["offset_of"] = dict(offsets)
+        return new
 
     def _copy(self, **changes: object) -> "Program":
         """``dataclasses.replace(self, **changes)``, built directly for a plain
@@ -251,6 +283,24 @@ def _plain(cls: type[_T], fields: dict[str, object]) -> _T:
     new = object.__new__(cls)
     new.__dict__.update(fields)
     return new
+
+
+def identity_key(program: Program) -> tuple | None:
+    """A key that two plain programs share when every field but ``schedule`` and
+    ``passes`` holds the same objects (the instructions one by one): then each is
+    a copy of the other up to where it came from, and a function of the program
+    that reads neither field (the IR verifier, the built-in passes, the
+    allocator) gives both one answer. Ids stand for objects: the key is only
+    good while a program holding them is kept (a table keyed by it keeps the
+    program with the entry). ``None`` for a subclass (a user's pass's), whose
+    own fields it would miss."""
+    if type(program) is not Program:
+        return None
+    known = program.__dict__
+    found = known.get("_identity_key")
+    if found is None:  # made once per object (``_copy`` hands on none: the fields change)
+        found = known["_identity_key"] = (program.name, id(program.buffers), id(program.saves), program.offsets, program.peak_bytes, *map(id, program.instrs))
+    return found
 
 
 def signature_problem(instr: Instr) -> str | None:

@@ -101,6 +101,7 @@ class Lowering:
         )
         self.buffer_by_name = {b.name: b for b in self.buffers}
         self.saves = tuple(_saves(graph))
+        self.placeholder_writers = Program("", (), (), saves=self.saves).placeholder_writers  # a function of the saves alone
         self.reuse = not replaced(lower_state_operands)
         self.blocks: dict[str, tuple[Instr, ...]] = {}  # node -> its instructions (when ``reuse``)
         self.deallocs: dict[str, Instr] = {}  # activation -> its dealloc, the same object in every order (when ``reuse``)
@@ -133,7 +134,8 @@ class Lowering:
             schedule=tuple(schedule),
             saves=self.saves,
         )
-        program.__dict__["buffer_by_name"] = self.buffer_by_name  # = the cached property (read only)
+        program.__dict__["buffer_by_name"] = self.buffer_by_name  # = the cached properties (read only)
+        program.__dict__["placeholder_writers"] = self.placeholder_writers
         return program
 
     def _node(self, node: Node, fresh: Callable[[str], str]) -> list[Instr]:
@@ -201,7 +203,7 @@ def _with_deallocs(body: list[Instr], made: dict[str, Instr]) -> list[Instr]:
         if instr.opcode is view and instr.operands:
             sources[instr.name] = instr.operands[0].name
         for o in instr.operands:
-            root = follow_views(sources, o.name)
+            root = follow_views(sources, o.name) if o.name in sources else o.name
             if root in last_use:
                 last_use[root] = i
     ends: dict[int, list[str]] = {}

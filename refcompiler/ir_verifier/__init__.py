@@ -50,7 +50,10 @@ points installed (a mutant may change the spec table the walk reads). So a pass
 that returns its input unchanged, or two pipelines sharing one lowered program,
 cost one walk, and every check still holds for every program verified. The
 verdict is also kept on the program object itself (with the swap table), so
-that asking again about the same object costs no comparison.
+that asking again about the same object costs no comparison, and by the
+program's ``identity_key`` (more of them: a lookup, not a scan): the walk
+reads no ``schedule``, so a program holding the same objects as a valid one,
+from another order that compiled alike, is valid too.
 
 The package: ``walk`` (IR-1..IR-6, one walk over the instructions), ``mem1``
 (MEM-1).
@@ -62,7 +65,7 @@ from threading import Lock
 
 from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Program
+from refcompiler.ir import Program, identity_key
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
 from refcompiler.ir_verifier.walk import Walk
 
@@ -92,33 +95,38 @@ _CONTEXT: tuple[object, tuple[int, ...]] = (None, ())
 
 def verdict_context() -> tuple[object, tuple[int, ...]]:
     """What a verdict depends on besides the program: the swap table installed
-    and the limits (``refcompiler.limits``, read from the environment; IR-1
-    bounds allocations by them). One object while they stay the same, so
+    and the limits IR-1 bounds allocations by (``refcompiler.limits``, read
+    from the environment: elements, bytes). One object while they stay the same, so
     that a verdict is known again by identity. A caller verifying several
     programs under one swap table (``run_pipeline``: after each pass) reads
     it once and passes it on."""
     global _CONTEXT
-    swaps, bounds = variants.active(), limits.values()
+    swaps, bounds = variants.active(), (limits.value("elements"), limits.value("bytes"))
     if _CONTEXT[0] is not swaps or _CONTEXT[1] != bounds:
         _CONTEXT = (swaps, bounds)
     return _CONTEXT
 
 
-def _known_valid(program: Program, swaps: object) -> bool:
+# Programs recently found valid, by ``identity_key`` (the same objects, whatever
+# their order and passes), with the context they were found valid under; the
+# program kept, so that the ids in its key stay its own. Cleared when full.
+_VALID_BY_KEY: dict[tuple, tuple[Program, object]] = {}
+_VALID_BY_KEY_SIZE = 64
+
+
+def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:
     if getattr(program, "__dict__", {}).get(_VALID_UNDER) is swaps:
         return True
-    with _LOCK:
-        for same in (_identical, _same):  # by identity first: a comparison by value costs a scan
-            for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
-                seen, under = _VALID[i]
-                if under is swaps and same(seen, program):
-                    _VALID.append(_VALID.pop(i))  # most recent last
-                    return True
+    found = _VALID_BY_KEY.get(key) if key is not None else None
+    if found is not None and found[1] is swaps:
+        return True
+    with _LOCK:  # by value (a plain program holding the same objects was found by its key above)
+        for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
+            seen, under = _VALID[i]
+            if under is swaps and _same(seen, program):
+                _VALID.append(_VALID.pop(i))  # most recent last
+                return True
     return False
-
-
-def _identical(a: Program, b: Program) -> bool:
-    return a is b
 
 
 def _same(a: Program, b: Program) -> bool:
@@ -132,9 +140,13 @@ def _same(a: Program, b: Program) -> bool:
         return False
 
 
-def _remember_valid(program: Program, swaps: object) -> None:
+def _remember_valid(program: Program, swaps: object, key: tuple | None) -> None:
     if hasattr(program, "__dict__"):
         program.__dict__[_VALID_UNDER] = swaps
+    if key is not None:
+        if len(_VALID_BY_KEY) >= _VALID_BY_KEY_SIZE:
+            _VALID_BY_KEY.clear()
+        _VALID_BY_KEY[key] = (program, swaps)
     with _LOCK:
         _VALID.append((program, swaps))
         del _VALID[:-_VALID_SIZE]
@@ -146,11 +158,12 @@ def program_violations(program: Program, context: tuple[object, tuple[int, ...]]
     one recently found valid under the same swap points and limits is valid
     (no walk). ``context``: ``verdict_context()``, read now unless given."""
     context = verdict_context() if context is None else context
-    if _known_valid(program, context):
+    key = identity_key(program)
+    if _known_valid(program, context, key):
         return []
     found = _walk(program, context[1])
     if not found:
-        _remember_valid(program, context)
+        _remember_valid(program, context, key)
     return found
 
 

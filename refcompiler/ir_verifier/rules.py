@@ -15,12 +15,14 @@ if TYPE_CHECKING:
 
 __all__ = ["check_ir4", "check_ir6"]
 
+_IN, _OUT = OperandKind.IN, OperandKind.OUT  # globals: an enum class's attribute is slow (3.11)
+
 
 def check_ir4(walk: "Walk", instr: Instr, placeholders: list[tuple[Operand, str]]) -> None:
     """``placeholders``: the instruction's resolved operands whose origin is a placeholder, in order."""
-    written_here = {r for o, r in placeholders if o.kind.writes}
+    written_here = {r for o, r in placeholders if o.kind is not _IN}  # ``kind.writes``, without the property's call
     for operand, root in placeholders:
-        if not operand.kind.reads:
+        if operand.kind is _OUT:  # ``not kind.reads``
             continue
         via = f" (through {operand.name})" if operand.name != root else ""
         if root in walk.saved_by_copy:

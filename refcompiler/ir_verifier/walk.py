@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 
 from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
 
@@ -37,22 +36,47 @@ def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...
 # one): a walk under another swap table starts afresh. The table is held here,
 # so that its identity stays unique while kept.
 # And the typings found (``_typing_fault``, by op, attributes and operand types).
-_SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str]] = (None, {}, {}, {})
+# And the typing found per kernel instruction (by ``id``, with the instruction and
+# its operand types: the same instruction in another program may see other types).
+_SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str], dict[int, tuple]] = (None, {}, {}, {}, {})
 _SIGNATURES_KEPT = 4096
 
+# Members as module globals: each is asked of every operand, and a member read
+# off its enum class is slow on Python 3.11 (see ``refcompiler.ir``).
+_IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
+_OWNED, _CONSTANT, _PLACEHOLDER = BufferKind.OWNED, BufferKind.CONSTANT, BufferKind.PLACEHOLDER
+_KERNEL, _COPY = Opcode.KERNEL, Opcode.COPY
 
-def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str]]:
-    """The specs, well-formed kernels and typings known under swap table
-    ``swaps`` (``variants.active()``), to add to."""
+# Types ``_type_problem`` found nothing wrong with, by ``id`` (each kept by its
+# entry, so that the id stays its own): a function of the type alone, and the
+# programs of one graph share their type objects. Cleared when full.
+_GOOD_TYPES: dict[int, TensorType] = {}
+
+
+def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str], dict[int, tuple]]:
+    """The specs, well-formed kernels, typings and typed kernels known under
+    swap table ``swaps`` (``variants.active()``), to add to."""
     global _SPECS
     known = _SPECS
     if known[0] is not swaps:
-        known = _SPECS = (swaps, {}, {}, {})
+        known = _SPECS = (swaps, {}, {}, {}, {})
     else:
         for table in known[2:]:
             if len(table) > _SIGNATURES_KEPT:
                 table.clear()
-    return known[1], known[2], known[3]
+    return known[1], known[2], known[3], known[4]
+
+
+def _type_ok(t: object) -> str:
+    """``_type_problem(t)``, remembered for a type found good (``_GOOD_TYPES``)."""
+    if _GOOD_TYPES.get(id(t)) is t:
+        return ""
+    problem = _type_problem(t)
+    if not problem:
+        if len(_GOOD_TYPES) > _SIGNATURES_KEPT:
+            _GOOD_TYPES.clear()
+        _GOOD_TYPES[id(t)] = t  # type: ignore[assignment]  # a TensorType: no problem found
+    return problem
 
 
 def _type_problem(t: object) -> str:
@@ -102,34 +126,33 @@ def _typing_fault(spec: OpSpec, instr: Instr, types: tuple[TensorType, ...]) -> 
     return ""
 
 
-@dataclass
 class Walk:
-    """State of the walk: what is defined, live, initialised and written so far."""
+    """State of the walk: what is defined, live, initialised and written so far.
+    (A plain class: a walk is made for every program verified, and a
+    dataclass's field factories are a share of the walk of a small one.)"""
 
-    program: Program
-    bounds: tuple[int, ...]  # ``refcompiler.limits.values()``, in ``LIMITS``' order
-    found: list[InvariantViolation] = field(default_factory=list)
-    allocated: dict[str, int] = field(default_factory=dict)  # activation -> its alloc
-    freed: dict[str, int] = field(default_factory=dict)  # activation -> its dealloc
-    views: dict[str, str] = field(default_factory=dict)  # view -> its source
-    types: dict[str, TensorType] = field(default_factory=dict)  # activations and views
-    initialised: set[str] = field(default_factory=set)  # activation origins written so far
-    placeholder_writer: dict[str, int] = field(default_factory=dict)
-    saved_by_copy: dict[str, int] = field(default_factory=dict)  # placeholders a copy wrote
-
-    def __post_init__(self) -> None:
-        self.buffers: dict[str, Buffer] = self.program.buffer_by_name
+    def __init__(self, program: Program, bounds: tuple[int, ...]) -> None:
+        self.program = program
+        self.bounds = bounds  # the element and byte limits (``verdict_context``)
+        self.found: list[InvariantViolation] = []
+        self.allocated: dict[str, int] = {}  # activation -> its alloc
+        self.freed: dict[str, int] = {}  # activation -> its dealloc
+        self.views: dict[str, str] = {}  # view -> its source
+        self.types: dict[str, TensorType] = {}  # activations and views
+        self.initialised: set[str] = set()  # activation origins written so far
+        self.placeholder_writer: dict[str, int] = {}
+        self.saved_by_copy: dict[str, int] = {}  # placeholders a copy wrote
+        self.buffers: dict[str, Buffer] = program.buffer_by_name
         # Who may write each placeholder (IR-4): its save's copy, or the kernel
         # producing the saved value once copy elimination has removed the copy.
-        self.allowed_writers = self.program.placeholder_writers
+        self.allowed_writers = program.placeholder_writers
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
-        self.specs, self.well_formed, self.typings = _specs_under(variants.active())
+        self.specs, self.well_formed, self.typings, self.typed = _specs_under(variants.active())
         # a pass's allocations are bounded as a file's tensors are (refcompiler.limits): each
         # by the element limit, all together by twice the byte limit (a valid graph's results
         # are within it, and the copies that break save cycles at most double them)
-        bound = dict(zip(limits.LIMITS, self.bounds))
-        self.max_elements, self.max_bytes = bound["elements"], 2 * bound["bytes"]
+        self.max_elements, self.max_bytes = bounds[0], 2 * bounds[1]
         self.allocated_bytes = 0
 
     @functools.cached_property
@@ -222,7 +245,7 @@ class Walk:
             self.report("IR-1", f"alloc of {instr.name} has no type", instr.name)
             return
         self.allocated[instr.name] = self.index  # even when its type is refused: its uses and dealloc are not faults too
-        problem = _type_problem(t)
+        problem = _type_ok(t)
         if not problem and t.size > self.max_elements:
             problem = f"{t} has {t.size} elements, more than the limit {self.max_elements} ({limits.LIMITS['elements'].env})"
         if problem:
@@ -265,7 +288,7 @@ class Walk:
         if instr.type is None:
             self.report("IR-1", f"view {instr.name} has no type", instr.name)
             return
-        problem = _type_problem(instr.type)
+        problem = _type_ok(instr.type)
         if problem:
             self.report("IR-1", f"view {instr.name}: {problem}", instr.name)
             return
@@ -288,7 +311,7 @@ class Walk:
             well_formed = True
         else:
             well_formed = self.signature_ok(instr)
-            if well_formed and instr.opcode is Opcode.KERNEL:  # a copy's verdict depends on the walk's types
+            if well_formed and instr.opcode is _KERNEL:  # a copy's verdict depends on the walk's types
                 self.well_formed[id(instr)] = instr
         buffers, views, allocated = self.buffers, self.views, self.allocated
         resolved: list[tuple[int, Operand, str]] = []  # (position, operand, origin)
@@ -298,13 +321,21 @@ class Walk:
         written: set[str] = set()
         read: set[str] = set()
         freed, initialised, saved_by_copy = self.freed, self.initialised, self.saved_by_copy
-        in_kind, out_kind = OperandKind.IN, OperandKind.OUT  # locals: each is asked of every operand
-        owned, constant, placeholder = BufferKind.OWNED, BufferKind.CONSTANT, BufferKind.PLACEHOLDER
+        in_kind, out_kind = _IN, _OUT  # locals: each is asked of every operand
+        owned, constant, placeholder = _OWNED, _CONSTANT, _PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
+        walked = self.types
+        types: list[TensorType | None] = []  # each operand's (``type_of``), for the typing check
         for position, operand in enumerate(instr.operands):
             name = operand.name
-            root = follow_views(views, name) if name in views else name
-            buffer = buffers.get(root)
+            if name in views:  # a view is no module buffer (``fresh``): its type is the walk's
+                root = follow_views(views, name)
+                buffer = buffers.get(root)
+                types.append(walked.get(name))
+            else:
+                root = name
+                buffer = buffers.get(name)
+                types.append(buffer.type if buffer is not None else walked.get(name))
             if buffer is None and (root not in allocated or root in freed):
                 self.report("IR-1", self.unresolved(name), name)  # type: ignore[arg-type]  # not usable here
                 continue
@@ -335,8 +366,8 @@ class Walk:
             check_ir4(self, instr, placeholders)
         if well_formed and shared:  # in-place rules need the op and operand positions
             check_ir6(self, instr, resolved)
-        if well_formed and instr.opcode is Opcode.KERNEL:  # after IR-6, whose words are closer for an in-place pair of two types
-            self.check_typing(instr)
+        if well_formed and instr.opcode is _KERNEL:  # after IR-6, whose words are closer for an in-place pair of two types
+            self.check_typing(instr, types)
         self.initialised |= written
 
     # -- signatures (IR-1) -------------------------------------------------
@@ -366,13 +397,28 @@ class Walk:
             return False
         return True
 
-    def check_typing(self, instr: Instr) -> None:
-        """IR-1: the kernel's operand types follow its op's type rule
-        (``_typing_fault``), remembered per op, attributes and types. An
+    def check_typing(self, instr: Instr, operand_types: list[TensorType | None]) -> None:
+        """IR-1: the kernel's operand types (``operand_types``: ``type_of`` each
+        operand) follow its op's type rule (``_typing_fault``), remembered per
+        instruction with its operand types and per op, attributes and types. An
         operand without a type here is unresolved, which the walk reports."""
-        types = tuple([self.type_of(o.name) for o in instr.operands])
-        if None in types:
+        for t in operand_types:  # by identity (``None in`` would call each type's ``==``)
+            if t is None:
+                return
+        types = tuple(operand_types)
+        seen = self.typed.get(id(instr))  # this kernel, typed before (``_specs_under``)
+        if seen is not None and seen[0] is instr and seen[1] == types:
+            if seen[2]:
+                self.report("IR-1", seen[2], instr.name)
             return
+        fault = self.typing(instr, types)
+        self.typed[id(instr)] = (instr, types, fault)  # the instruction kept: its id stays its own
+        if fault:
+            self.report("IR-1", fault, instr.name)
+
+    def typing(self, instr: Instr, types: tuple[TensorType, ...]) -> str:
+        """``_typing_fault`` of a kernel with operand ``types``, remembered per op,
+        attributes and types."""
         key = (instr.op, instr.attrs, types)
         try:
             fault = self.typings.get(key)
@@ -382,8 +428,7 @@ class Walk:
             fault = _typing_fault(self.spec(instr.op), instr, types)  # type: ignore[arg-type]  # a kernel has an op; types resolved
             if key is not None:
                 self.typings[key] = fault
-        if fault:
-            self.report("IR-1", fault, instr.name)
+        return fault
 
     def spec(self, op: OpKind) -> OpSpec:
         """``spec_of(op)``, asked once per op and swap table (``_specs_under``)."""

@@ -12,9 +12,11 @@ removes them.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from refcompiler import ir_analysis
-from refcompiler.ir import Instr, Opcode, OperandKind, Program
-from refcompiler.variants import swappable
+from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program
+from refcompiler.variants import replaced, swappable
 
 __all__ = ["dead_store_elimination", "is_observable"]
 
@@ -24,8 +26,13 @@ def is_observable(program: Program, buffer_name: str) -> bool:
     """Whether a write to ``buffer_name`` (an origin) is seen after the program:
     every module buffer (placeholders and owned state; constants are never
     written), no activation."""
+    return _observable(program, buffer_name)
+
+
+def _observable(program: Program, buffer_name: str) -> bool:
+    """``is_observable`` as written."""
     buffer = program.buffer_by_name.get(buffer_name)
-    return buffer is not None and buffer.kind.module_level
+    return buffer is not None and buffer.kind is not _ACTIVATION  # ``BufferKind.module_level``
 
 
 def dead_store_elimination(program: Program) -> Program:
@@ -37,13 +44,14 @@ def dead_store_elimination(program: Program) -> Program:
     facts = ir_analysis.analyze(program)
     origin, instrs = facts.origin, program.instrs
     kernel, copy, out = Opcode.KERNEL, Opcode.COPY, OperandKind.OUT
+    observable = is_observable if replaced(is_observable) else _observable  # as written: without the swap point's call
     read_later: set[str] = set()
     removed: set[int] = set()
     for index in reversed(range(len(instrs))):
         instr = instrs[index]
         if instr.opcode is not kernel and instr.opcode is not copy:  # no data instruction (``is_data``)
             continue
-        if _dead(program, facts, instr, read_later):
+        if _dead(program, facts, instr, read_later, observable):
             removed.add(index)
         else:  # ``read_names``: its @in and @inout operands
             read_later.update([origin(o.name) for o in instr.operands if o.kind is not out])
@@ -52,17 +60,20 @@ def dead_store_elimination(program: Program) -> Program:
     return program.with_instrs([i for k, i in enumerate(program.instrs) if k not in removed])
 
 
-_IN = OperandKind.IN  # a global: an enum class's attribute is slow (3.11), and this is asked per operand
+_IN, _ACTIVATION = OperandKind.IN, BufferKind.ACTIVATION  # globals: an enum class's attribute is slow (3.11), and this is asked per operand
 
 
-def _dead(program: Program, facts: ir_analysis.Analysis, instr: Instr, read_later: set[str]) -> bool:
-    """Whether the data instruction ``instr`` writes something and every write is dead."""
+def _dead(
+    program: Program, facts: ir_analysis.Analysis, instr: Instr, read_later: set[str], observable: Callable[[Program, str], bool]
+) -> bool:
+    """Whether the data instruction ``instr`` writes something and every write
+    is dead (``observable``: ``is_observable``, or what it does as written)."""
     writes = False
     for operand in instr.operands:
         if operand.kind is _IN:  # ``written_names``: its @out and @inout operands, in order
             continue
         writes = True
         root = facts.origin(operand.name)
-        if is_observable(program, root) or root in read_later:
+        if observable(program, root) or root in read_later:
             return False
     return writes

@@ -19,7 +19,7 @@ module buffer, are left alone.
 from __future__ import annotations
 
 from refcompiler import ir_analysis
-from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program, Save
+from refcompiler.ir import BufferKind, Instr, Opcode, OperandKind, Program
 from refcompiler.variants import swappable
 
 __all__ = ["eliminate_copies", "placeholder_read_after"]
@@ -47,7 +47,7 @@ def eliminate_copies(program: Program) -> Program:
     facts = ir_analysis.analyze(program)
     renamed: dict[str, str] = {}  # eliminated copy's source -> its placeholder
     dropped: set[int] = set()
-    saves = frozenset(program.saves)
+    saves = frozenset((save.node, save.target, save.producer) for save in program.saves)  # tuples: a save's hash is Python's
     copy, defining = Opcode.COPY, (Opcode.ALLOC, Opcode.DEALLOC)  # locals: an enum class's attribute is slow (3.11)
     for index, instr in enumerate(program.instrs):
         if instr.opcode is not copy or any(o.name in renamed for o in instr.operands):
@@ -80,13 +80,13 @@ def _producer(program: Program, facts: ir_analysis.Analysis, source: str) -> int
     return writers[0]
 
 
-def _is_save_of(saves: frozenset[Save], copy: Instr, producer: Instr) -> bool:
-    """The copy is a recorded save whose saved value ``producer`` computes (so that
-    IR-4 lets the producer write the placeholder)."""
-    return Save(node=copy.name, target=copy.operands[0].name, producer=producer.name) in saves
+def _is_save_of(saves: frozenset[tuple[str, str, str | None]], copy: Instr, producer: Instr) -> bool:
+    """The copy is a recorded save (``saves``: each save's fields) whose saved
+    value ``producer`` computes (so that IR-4 lets the producer write the placeholder)."""
+    return (copy.name, copy.operands[0].name, producer.name) in saves
 
 
-def _eliminable(program: Program, facts: ir_analysis.Analysis, saves: frozenset[Save], index: int) -> bool:
+def _eliminable(program: Program, facts: ir_analysis.Analysis, saves: frozenset[tuple[str, str, str | None]], index: int) -> bool:
     copy = program.instrs[index]
     dest, source = copy.operands[0].name, copy.operands[1].name
     buffer = program.buffer_by_name.get(dest)

@@ -22,7 +22,7 @@ from refcompiler.driver import Compiled, compile_graph
 from refcompiler.lowering import lower
 from refcompiler.passes import resolve_pipeline, run_pipeline
 from refcompiler.graph import Graph
-from refcompiler.ir import Instr, Opcode, Program
+from refcompiler.ir import Instr, Opcode, Program, Save, identity_key
 from refcompiler.ir_text import print_program
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
@@ -88,19 +88,44 @@ def canonical_key(program: Program) -> tuple:
     tells apart; ``tests/refcompiler/symbolic/test_schedules.py`` checks that
     the two agree on compiled programs. An instruction's part is made once
     per instruction object (``_instr_part``): the programs of a graph share most;
-    it and the buffers are ``_Hashed`` (the key is hashed for each set it is looked up in)."""
-    parts = [_instr_part(i) for i in program.instrs]
-    allocs = [i.name for i in program.instrs if i.opcode is Opcode.ALLOC]
-    renamed: list[str] = []  # the renamed names, in the text's order: the header's, then the body's
-    saves = tuple((_slot(v.node, renamed), _slot(v.target, renamed), None if v.producer is None else _slot(v.producer, renamed)) for v in program.saves)
+    it and the buffers are ``_Hashed`` (the key is hashed for each set it is looked up in),
+    and the saves' part is made once per tuple of saves (``_saves_part``).
+    The key of a program holding the same objects as one keyed recently
+    (``identity_key``: another order that compiled alike), with the same
+    passes, is that one's: the key shows no schedule."""
+    same = identity_key(program)
+    if same is None:
+        return _canonical_key(program)
+    same = (program.passes, same)
+    found = _KEYS.get(same)
+    if found is None:
+        if len(_KEYS) >= 64:
+            _KEYS.clear()
+        found = _KEYS[same] = (program, _canonical_key(program))  # the program kept: the ids in its key stay its own
+    return found[1]
+
+
+# Keys ``canonical_key`` made recently, by the program's passes and ``identity_key``.
+_KEYS: dict[tuple, tuple[Program, tuple]] = {}
+
+
+def _canonical_key(program: Program) -> tuple:
+    """``canonical_key`` made anew."""
+    alloc = Opcode.ALLOC  # a local: an enum class's attribute is slow (3.11)
+    allocs = [i.name for i in program.instrs if i.opcode is alloc]
+    saves, names = _saves_part(program.saves)
+    renamed = list(names)  # the renamed names, in the text's order: the header's, then the body's
     in_allocs = set(allocs)
     moved = tuple((_slot(n, renamed), off) for n, off in program.offsets if n not in in_allocs)
-    for _, names in parts:
-        renamed.extend(names)
+    body = []
+    for i in program.instrs:
+        found = _PARTS.get(id(i))  # ``_instr_part``'s table, asked here first: most are found
+        fields, instr_names = found[1] if found is not None and found[0] is i else _instr_part(i)
+        body.append(fields)
+        renamed.extend(instr_names)
     header = (program.passes, program.peak_bytes, _hashed_buffers(program.buffers), saves, moved)
-    offsets, numbers = program.offset_of, {}
-    body = tuple([fields for fields, _ in parts])
-    return header, body, tuple([offsets.get(n) for n in allocs]), tuple([numbers.setdefault(n, len(numbers)) for n in renamed])
+    number = {n: k for k, n in enumerate(dict.fromkeys(renamed))}  # by first appearance
+    return header, tuple(body), tuple(map(program.offset_of.get, allocs)), tuple(map(number.__getitem__, renamed))
 
 
 _SLOT = -1  # where a renamed name stands in ``canonical_key`` (a name is a ``str``)
@@ -126,7 +151,7 @@ def _instr_part(i: Instr) -> tuple[tuple, tuple[str, ...]]:
         _slot(i.name, names),
         i.type,
         i.op,
-        tuple((o.kind, _slot(o.name, names)) for o in i.operands),
+        tuple([(o.kind, _slot(o.name, names)) for o in i.operands]),
         repr(i.attrs) if i.attrs else None,
     ))
     if len(_PARTS) >= 8192:
@@ -136,6 +161,23 @@ def _instr_part(i: Instr) -> tuple[tuple, tuple[str, ...]]:
 
 
 _PARTS: dict[int, tuple] = {}
+
+
+def _saves_part(saves: tuple[Save, ...]) -> tuple[tuple, tuple[str, ...]]:
+    """The saves as ``canonical_key`` has them, and their renamed names in
+    order; kept per tuple object (one per graph's programs)."""
+    found = _SAVES.get(id(saves))
+    if found is not None and found[0] is saves:
+        return found[1]
+    names: list[str] = []
+    part = tuple((_slot(v.node, names), _slot(v.target, names), None if v.producer is None else _slot(v.producer, names)) for v in saves)
+    if len(_SAVES) >= 1024:
+        _SAVES.clear()
+    _SAVES[id(saves)] = (saves, (part, tuple(names)))  # the tuple kept: its id is not reused while here
+    return part, tuple(names)
+
+
+_SAVES: dict[int, tuple] = {}
 
 
 def _hashed_buffers(buffers: tuple) -> "_Hashed":

@@ -189,3 +189,19 @@ def test_arena_first_fit_is_first_fit_over_the_live_blocks() -> None:
         assert arena.first_fit(size) == offset
         arena.take(offset, offset + size)
         blocks.append((offset, offset + size))
+
+
+def test_a_program_holding_the_objects_of_one_allocated_gets_its_offsets_in_its_own_order(monkeypatch):
+    # Placing and MEM-1 read no schedule: another order that compiled alike (the
+    # same instruction objects) is given the offsets found, with its own schedule.
+    import refcompiler.allocator as allocator
+
+    placed: list[Program] = []
+    real = allocator._allocate
+    monkeypatch.setattr(allocator, "_allocate", lambda p: placed.append(p) or real(p))
+    first = compile_graph(load_graph(ROOT / "examples" / "sgd_momentum.json"), pipeline="O0").program
+    lowered = Program(first.name, first.buffers, first.instrs, schedule=first.schedule, saves=first.saves)
+    again = Program(first.name, first.buffers, first.instrs, schedule=("another",), passes=("x",), saves=first.saves)
+    a, b = allocate(lowered), allocate(again)
+    assert len(placed) == 1 and a.offsets == b.offsets == first.offsets and a.peak_bytes == b.peak_bytes
+    assert (b.schedule, b.passes) == (("another",), ("x",)) and b.instrs is first.instrs

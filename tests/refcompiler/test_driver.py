@@ -222,3 +222,23 @@ def test_a_pipeline_is_reproducible_when_its_passes_are_built_in() -> None:
     assert reproducible("O0") and reproducible("O2")
     assert not reproducible([lambda program: program])
     assert not reproducible("no-such-pass")
+
+
+def test_an_order_compiled_under_several_pipelines_is_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its legality is a function of the order and the prepared graph; an
+    # illegal order is checked (and refused) every time.
+    import refcompiler.driver as driver
+    from refcompiler.driver import compile_order, scheduler_order
+
+    checked: list[tuple[str, ...]] = []
+    real = driver.check_schedule
+    monkeypatch.setattr(driver, "check_schedule", lambda graph, order, *rest: checked.append(order) or real(graph, order, *rest))
+    prepared = prepare(GRAPH)
+    order = scheduler_order(prepared, "topo")
+    for pipeline in ("O0", "O2", "O0"):
+        compile_order(prepared, order, pipeline=pipeline)
+    assert checked == [order]
+    for _ in range(2):
+        with pytest.raises(InvariantViolation):
+            compile_order(prepared, ["save_late", "late", "s", "sum"])
+    assert len(checked) == 3

@@ -64,3 +64,29 @@ def test_a_program_copy_refuses_a_keyword_that_is_no_field() -> None:
     with pytest.raises(TypeError, match="'pases'"):
         program._copy(pases=("x",))
     assert program._copy(passes=("x",)).passes == ("x",)
+
+
+def test_renaming_one_instruction_alike_gives_one_object() -> None:
+    # Two orders whose copies a pass eliminates alike rename the same
+    # instructions alike: one object each, so their programs hold the same objects.
+    add = Instr(Opcode.KERNEL, "n", (Operand(OUT, "%a"), Operand(IN, "%b")), OpKind.ADD)
+    renamed = add.renamed({"%a": "P", "%z": "Q"})
+    assert add.renamed({"%a": "P"}) is renamed and [o.name for o in renamed.operands] == ["P", "%b"]
+    assert add.renamed({"%a": "R"}) is not renamed and add.renamed({"%a": "R"}) == add.renamed({"%a": "R"})
+
+
+def test_programs_share_an_identity_key_when_only_their_order_and_passes_differ() -> None:
+    from dataclasses import replace
+
+    from refcompiler.ir import identity_key
+
+    add = Instr(Opcode.KERNEL, "n", (Operand(OUT, "%a"), Operand(IN, "%b")), OpKind.ADD)
+    p = Program("p", (), (add,), schedule=("n",))
+    assert identity_key(replace(p, schedule=("m", "n"), passes=("x",))) == identity_key(p)
+    assert identity_key(replace(p, instrs=(Instr(Opcode.KERNEL, "n", add.operands, OpKind.ADD),))) != identity_key(p)  # equal, not the same
+    assert identity_key(p.with_allocation((("%a", 0),), 16)) != identity_key(p)
+
+    class Mine(Program):
+        pass
+
+    assert identity_key(Mine("p", (), (add,))) is None

@@ -595,3 +595,15 @@ def test_ir1_allocations_are_bounded_as_a_files_tensors_are(monkeypatch):
     monkeypatch.setenv("REFC_MAX_BYTES", "20")
     found = [str(v) for v in program_violations(clean())]
     assert len(found) == 1 and "the program's allocations reach 48 bytes, more than twice the limit 20 (REFC_MAX_BYTES)" in found[0]
+
+
+def test_a_program_holding_the_objects_of_a_valid_one_in_another_order_is_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The walk reads no schedule: a program with the same instruction, buffer and
+    # saves objects (``identity_key``: another order that compiled alike) is valid too.
+    walked = _counting_walks(monkeypatch)
+    p = replace(clean(), name="not verified before, in one order")
+    assert program_violations(p) == [] and len(walked) == 1
+    assert program_violations(replace(p, schedule=("another", "order"))) == [] and len(walked) == 1
+    # the same instructions with other offsets are another program: MEM-1 is checked
+    names = [i.name for i in p.instrs if i.opcode is Opcode.ALLOC]
+    assert "MEM-1" in ids(p.with_allocation(tuple((n, 0) for n in names), 16)) and len(walked) == 2

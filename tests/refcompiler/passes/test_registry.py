@@ -234,3 +234,29 @@ def test_a_kernel_a_users_pass_typed_wrong_is_ir1_after_it():
     swapped = lambda p: p.with_instrs([replace(i, op=OpKind.MATMUL) if i.op is OpKind.ADD else i for i in p.instrs])
     fault = _fault_of_pass(swapped)
     assert fault.invariant == "IR-1" and "matmul of" in str(fault)
+
+
+def test_a_built_in_pass_is_run_once_for_programs_holding_the_same_objects(monkeypatch: pytest.MonkeyPatch):
+    # Two orders that compiled alike hold the same instruction objects: a
+    # built-in pass gives the second what it gave the first, with the second's
+    # schedule and passes (it reads neither); a program of other objects runs it.
+    import refcompiler.passes as passes
+
+    first = sample()
+    second = replace(first, schedule=("another", "order"), passes=("earlier",))
+    ran: list[Program] = []
+    real = passes.PASSES["eliminate_copies"]
+
+    def counting(p: Program) -> Program:
+        ran.append(p)
+        return real(p)
+
+    monkeypatch.setattr(passes, "_RESULTS", {})
+    monkeypatch.setattr(passes, "_BUILT_IN", passes._BUILT_IN | {counting})  # trusted as a built-in pass is
+    pipeline = [("eliminate_copies", counting)]
+    out_first, out_second = run_pipeline(first, pipeline), run_pipeline(second, pipeline)
+    assert ran == [first]
+    assert out_second.instrs is out_first.instrs and out_second.schedule == ("another", "order")
+    assert out_second.passes == ("earlier", "eliminate_copies") and out_second == replace(real(second), passes=out_second.passes)
+    run_pipeline(program([placeholder("A"), placeholder("B"), const("W")], *first.instrs, saves=first.saves), pipeline)
+    assert len(ran) == 2  # the same instructions, but other buffers and saves objects: run again

@@ -87,3 +87,15 @@ def test_canonical_key_ignores_the_schedule_and_value_names_only():
     assert canonical_key(renamed) == canonical_key(replace(program, schedule=(), name="other"))
     moved = replace(program, peak_bytes=(program.peak_bytes or 0) + 4)
     assert canonical_key(moved) != canonical_key(program) and canonical_text(moved) != canonical_text(program)
+
+
+def test_canonical_key_is_remembered_for_programs_holding_the_same_objects():
+    # Another order that compiled alike (the same objects, another schedule)
+    # gets the key made for the first; other passes make another key.
+    import refcompiler.symbolic.schedules as schedules
+
+    program = compile_graph(load_graph(ROOT / "examples" / "embedding_update.json"), pipeline="O2").program
+    key = canonical_key(program)
+    assert canonical_key(replace(program, schedule=("another",))) is key == schedules._canonical_key(program)
+    other = replace(program, passes=("x",))
+    assert canonical_key(other) != key and canonical_key(other) == schedules._canonical_key(other)
