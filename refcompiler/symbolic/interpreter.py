@@ -45,11 +45,15 @@ from refcompiler.variants import active
 __all__ = ["SymbolicMachine", "sort_of"]
 
 WORD = 4
+_ALLOC, _DEALLOC, _COPY, _KERNEL, _VIEW = Opcode.ALLOC, Opcode.DEALLOC, Opcode.COPY, Opcode.KERNEL, Opcode.VIEW  # globals: cheaper than the enum's
 
 
 class SymbolicMachine:
     """Runs an allocated program on terms. ``load`` the module buffers' starting
-    terms (constants included), ``run`` as often as wanted, ``read_back``."""
+    terms (constants included), ``run`` as often as wanted, ``read_back``.
+
+    ``memory`` holds every word: the module buffers' (``words``, laid out by
+    ``layout``), then the arena's (``arena``, from word ``base``)."""
 
     def __init__(self, program: Program, ctx: Context):
         if program.peak_bytes is None:
@@ -57,29 +61,28 @@ class SymbolicMachine:
         if program.peak_bytes % WORD or any(off % WORD for _, off in program.offsets):
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
-        poison = self.terms.poison_f
-        self.arena = np.empty(program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
-        self.arena.fill(poison)
         self.layout = layout = module_layout(program.buffers)
-        self.words = np.empty(layout.size, dtype=np.int64)
-        self.words.fill(poison)
-        words = self.words  # one array per module buffer: disjoint slices of one allocation
-        self.module = {name: words[lo:hi] for name, lo, hi in layout.slices}
+        self.base = base = layout.size
+        self.memory = memory = np.empty(base + program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
+        memory.fill(self.terms.poison_f)
+        self.words, self.arena = memory[:base], memory[base:]
         self.outputs, self.sort_codes, self.buffers = layout.outputs, layout.sort_codes, layout.by_name
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}
         for instr in program.instrs:
-            if instr.opcode is Opcode.ALLOC and instr.type is not None:
+            if instr.opcode is _ALLOC and instr.type is not None:
                 self.alloc_types.setdefault(instr.name, instr.type)
-            elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
+            elif instr.opcode is _VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.locs: dict[str, Loc] = {}  # ``resolve``'s, by operand name
         self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
+        spans, memory = self.layout.spans, self.memory
         for name, value in values.items():
-            if name in self.module:
-                self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
+            span = spans.get(name)
+            if span is not None:
+                memory[span[0] : span[1]] = np.asarray(value, dtype=np.int64).reshape(-1)
 
     def output_bytes(self) -> bytes:
         """The words ``read_back`` reads, as they are (not cast), in its order
@@ -113,33 +116,37 @@ class SymbolicMachine:
         the poison after the last copy or kernel is not written."""
         table = active()
         swaps = tuple(sorted(table.items()))  # a result found under other swap points is never reused
-        owner: list = [-1] * self.arena.size  # the name of the alloc that owns each word (-1: none); a list: small numpy operations cost more
+        owner: list = [-1] * self.arena.size  # the name of the alloc that owns each arena word (-1: none); a list: small numpy operations cost more
         steps: list[Step] = []
-        pending: list[np.ndarray] = []  # poison to write before the next step
-        arena, offset_of, alloc_types = self.arena, self.program.offset_of, self.alloc_types
+        pending: list[tuple[int, int]] = []  # word ranges of memory to poison before the next step
+        base, offset_of, alloc_types = self.base, self.program.offset_of, self.alloc_types
         for instr in self.program.instrs:
             opcode = instr.opcode
-            if opcode is Opcode.ALLOC:
+            if opcode is _ALLOC:
                 name = instr.name
                 lo = offset_of[name] // WORD  # ``region``, inlined
                 hi = lo + alloc_types[name].size
                 owner[lo:hi] = [name] * (hi - lo)
-                pending.append(arena[lo:hi])
-            elif opcode is Opcode.DEALLOC:
+                pending.append((base + lo, base + hi))
+            elif opcode is _DEALLOC:
                 lo, hi = self.region(instr.name)
-                pending.extend([arena[a:b] for a, b in release(owner, lo, hi, instr.name)])
-            elif opcode is Opcode.COPY:
-                dest, source = (self.resolve(o) for o in instr.operands)
-                key = self.terms.intern_key((swaps, Opcode.COPY, form(source)))
-                pending.append(dest.words)
-                steps.append(Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
+                pending.extend([(base + a, base + b) for a, b in release(owner, lo, hi, instr.name)])
+            elif opcode is _COPY:
+                steps.append(self.copy_step(instr, swaps, pending))
                 pending = []
-            elif opcode is Opcode.KERNEL:
+            elif opcode is _KERNEL:
                 steps.append(self.kernel_step(instr, table, swaps, pending))
                 pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, table: Mapping, swaps: tuple, pending: list[np.ndarray]) -> Step:
+    def copy_step(self, instr: Instr, swaps: tuple, pending: list[tuple[int, int]]) -> Step:
+        """A copy's ``Step``: ``pending`` poisoned, then its ``@out``."""
+        dest, source = (self.resolve(o) for o in instr.operands)
+        pending.append((dest.lo, dest.hi))
+        key = self.terms.intern_key((swaps, _COPY, source.form))
+        return Step(instr, self.memory, pending, [dest], [dest.overlaps(source)], [source], 1, None, key)
+
+    def kernel_step(self, instr: Instr, table: Mapping, swaps: tuple, pending: list[tuple[int, int]]) -> Step:
         """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
         it is in a declared in-place pair with an input it aliases exactly.
         ``table``: the swap points installed (``active()``); ``swaps``: them sorted."""
@@ -152,13 +159,14 @@ class SymbolicMachine:
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
             if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
-                pending.append(out.words)
+                pending.append((out.lo, out.hi))
         targets, reads = outs + state, ins + state
         aliased = [any(t.overlaps(r) for r in reads) for t in targets]
         key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([r.form for r in reads])))
-        return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
+        return Step(instr, self.memory, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
+        """The arena words (from the arena's first) of the activation ``name``."""
         lo = self.program.offset_of[name] // WORD
         return lo, lo + self.alloc_types[name].size
 
@@ -176,9 +184,10 @@ class SymbolicMachine:
             name = source
         buffer = self.buffers.get(name)
         if buffer is not None:
-            return Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
+            lo, hi = self.layout.spans[name]
+            return Loc(self.memory, lo, hi, type_ or buffer.type)
         lo, hi = self.region(name)
-        return Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
+        return Loc(self.memory, self.base + lo, self.base + hi, type_ or self.alloc_types[name])
 
     def read(self, flat: np.ndarray, type_: TensorType) -> np.ndarray:
         """The words ``flat`` as terms of ``type_``'s dtype's sort, shaped as ``type_``."""
