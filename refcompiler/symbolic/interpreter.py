@@ -39,7 +39,7 @@ from refcompiler.ir import Instr, Opcode, Operand, Program
 from refcompiler.ir_text import ir_violation
 from refcompiler.kernel_facts import kernel_facts
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.steps import Loc, Step, form, module_layout, release, sort_of
+from refcompiler.symbolic.steps import Loc, Step, form, load_words, module_layout, release, sort_of
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of"]
@@ -78,11 +78,12 @@ class SymbolicMachine:
         self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
-        spans, memory = self.layout.spans, self.memory
-        for name, value in values.items():
-            span = spans.get(name)
-            if span is not None:
-                memory[span[0] : span[1]] = np.asarray(value, dtype=np.int64).reshape(-1)
+        """Set the module buffers named in ``values`` to their terms (other names are no buffer of it)."""
+        load_words(self.words, self.layout, values)
+
+    def load_words(self, words: np.ndarray) -> None:
+        """Set every module word at once: ``words`` in ``layout`` order (``layout.size`` of them)."""
+        self.words[:] = words
 
     def output_bytes(self) -> bytes:
         """The words ``read_back`` reads, as they are (not cast), in its order
@@ -100,12 +101,25 @@ class SymbolicMachine:
     def run(self) -> None:
         if self.steps is None:
             self.steps = self.plan()
-        poison = self.terms.poison_f
+        poison, memo, guards = self.terms.poison_f, self.terms.step_memo, self.ctx.guards
         self.arena.fill(poison)
         for step in self.steps:
             for words in step.poisoned:
                 words.fill(poison)
-            self.commit(step)
+            if step.chunked is not None:
+                self.commit(step)
+                continue
+            # ``commit``'s first case and ``compute``'s lookup, inlined: the common case, a step found
+            key = (step.key, *map(_bytes, step.reads))
+            found = memo.get(key)
+            if found is None:
+                values = self.computed(step, key)
+            else:
+                values = found[0]
+                if found[1]:
+                    guards.extend(found[1])
+            for flat, value in zip(step.targets, values):
+                flat[:] = value
 
     def plan(self) -> list[Step]:
         """The copies' and kernels' ``Step``s, each poisoning first what the
@@ -158,10 +172,10 @@ class SymbolicMachine:
         locs = [known.get(o.name) or self.resolve(o) for o in instr.operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
-            if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
+            if not _in_place(out, ins, inplace[k]):
                 pending.append((out.lo, out.hi))
         targets, reads = outs + state, ins + state
-        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
+        aliased = [_overlaps_any(t, reads) for t in targets]
         key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([r.form for r in reads])))
         return Step(instr, self.memory, pending, targets, aliased, reads, n_in, attrs, key)
 
@@ -227,16 +241,19 @@ class SymbolicMachine:
         read and ``step.key`` (all it is a function of); the guards it adds are
         replayed when found."""
         key = (step.key, *map(_bytes, step.reads))
-        memo = self.terms.step_memo
-        found = memo.get(key)
+        found = self.terms.step_memo.get(key)
         if found is not None:
             if found[1]:
                 self.ctx.guards.extend(found[1])
             return found[0]
-        guards = self.ctx.guards
+        return self.computed(step, key)
+
+    def computed(self, step: Step, key: tuple) -> tuple[np.ndarray, ...]:
+        """``compute`` of a step not found under ``key``: computed and remembered."""
+        memo, guards = self.terms.step_memo, self.ctx.guards
         before = len(guards)
         values = [self.read(r, t) for r, t in zip(step.reads, step.read_types, strict=True)]
-        if step.opcode is Opcode.COPY:
+        if step.opcode is _COPY:
             out = (values[0],)
         else:
             ins, state = values[: step.n_in], values[step.n_in :]
@@ -249,6 +266,22 @@ class SymbolicMachine:
             memo.clear()
         memo[key] = found = (flat, tuple(guards[before:]))
         return found[0]
+
+
+def _in_place(out: Loc, ins: list[Loc], pairs: tuple[int, ...]) -> bool:
+    """Whether ``out`` is in a declared in-place pair (its input positions
+    ``pairs``) with an input it aliases exactly (its @out is then not poisoned)."""
+    for i in pairs:
+        if i < len(ins) and ins[i].same_words(out):
+            return True
+    return False
+
+
+def _overlaps_any(target: Loc, reads: list[Loc]) -> bool:
+    for r in reads:
+        if target.lo < r.hi and r.lo < target.hi:  # ``Loc.overlaps``, inlined: asked per target and read of every kernel
+            return True
+    return False
 
 
 _bytes = np.ndarray.tobytes

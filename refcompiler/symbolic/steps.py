@@ -19,7 +19,7 @@ from refcompiler.execution_steps import chunk_bounds
 from refcompiler.ir import Buffer, BufferKind, Instr
 from refcompiler.symbolic.terms import SORT_CODE, Sort
 
-__all__ = ["Loc", "Step", "Layout", "form", "merged", "module_layout", "release", "sort_of"]
+__all__ = ["Loc", "Step", "Layout", "form", "load_words", "merged", "module_layout", "release", "sort_of"]
 
 
 def sort_of(dtype: Dtype) -> Sort:
@@ -77,16 +77,24 @@ class Step:
         key: int,
     ) -> None:
         self.instr, self.opcode, self.aliased = instr, instr.opcode, aliased
-        self.poisoned = [memory[lo:hi] for lo, hi in merged(poisoned)]
-        self.targets = [t.words for t in targets]
-        self.chunked = [chunk_bounds(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if True in aliased else None
-        self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
+        self.poisoned = [memory[lo:hi] for lo, hi in merged(poisoned)] if poisoned else []
+        self.targets, self.chunked = [], ([] if True in aliased else None)
+        for t, a in zip(targets, aliased, strict=True):
+            self.targets.append(t.words)
+            if self.chunked is not None:
+                self.chunked.append(chunk_bounds(t.type.size) if a else ())
+        self.reads, self.read_types = [], []
+        for r in reads:
+            self.reads.append(r.words)
+            self.read_types.append(r.type)
         self.n_in, self.attrs, self.key = n_in, attrs, key
 
 
 def merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The fewest disjoint word ranges, in order, covering the words of ``ranges``
     (poison written once per word: every range gets the same value)."""
+    if len(ranges) < 2:  # the common case: nothing to merge
+        return [r for r in ranges if r[0] < r[1]]
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(ranges):
         if lo >= hi:
@@ -138,6 +146,16 @@ def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
         _LAYOUTS.clear()
     _LAYOUTS[id(buffers)] = (buffers, layout)  # the tuple kept: its id is not reused while here
     return layout
+
+
+def load_words(words: np.ndarray, layout: Layout, values: Mapping[str, np.ndarray]) -> None:
+    """Write each of ``values`` that names a module buffer of ``layout`` at its
+    words of ``words`` (the module words, in ``layout`` order)."""
+    spans = layout.spans
+    for name, value in values.items():
+        span = spans.get(name)
+        if span is not None:
+            words[span[0] : span[1]] = np.asarray(value, dtype=np.int64).reshape(-1)
 
 
 _LAYOUTS: dict[int, tuple] = {}
