@@ -39,17 +39,21 @@ from refcompiler.ir import Instr, Opcode, Operand, Program
 from refcompiler.ir_text import ir_violation
 from refcompiler.kernel_facts import kernel_facts
 from refcompiler.symbolic.kernels import MEMO_SIZE, Context, run_symbolic_kernel
-from refcompiler.symbolic.steps import Loc, Step, form, module_layout, release, sort_of
+from refcompiler.symbolic.steps import Loc, Step, form, load_words, module_layout, release, sort_of
 from refcompiler.variants import active
 
 __all__ = ["SymbolicMachine", "sort_of"]
 
 WORD = 4
+_ALLOC, _DEALLOC, _COPY, _KERNEL, _VIEW = Opcode.ALLOC, Opcode.DEALLOC, Opcode.COPY, Opcode.KERNEL, Opcode.VIEW  # globals: cheaper than the enum's
 
 
 class SymbolicMachine:
     """Runs an allocated program on terms. ``load`` the module buffers' starting
-    terms (constants included), ``run`` as often as wanted, ``read_back``."""
+    terms (constants included), ``run`` as often as wanted, ``read_back``.
+
+    ``memory`` holds every word: the module buffers' (``words``, laid out by
+    ``layout``), then the arena's (``arena``, from word ``base``)."""
 
     def __init__(self, program: Program, ctx: Context):
         if program.peak_bytes is None:
@@ -57,29 +61,29 @@ class SymbolicMachine:
         if program.peak_bytes % WORD or any(off % WORD for _, off in program.offsets):
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms
-        poison = self.terms.poison_f
-        self.arena = np.empty(program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
-        self.arena.fill(poison)
         self.layout = layout = module_layout(program.buffers)
-        self.words = np.empty(layout.size, dtype=np.int64)
-        self.words.fill(poison)
-        words = self.words  # one array per module buffer: disjoint slices of one allocation
-        self.module = {name: words[lo:hi] for name, lo, hi in layout.slices}
+        self.base = base = layout.size
+        self.memory = memory = np.empty(base + program.peak_bytes // WORD, dtype=np.int64)  # empty, then fill: np.full costs more
+        memory.fill(self.terms.poison_f)
+        self.words, self.arena = memory[:base], memory[base:]
         self.outputs, self.sort_codes, self.buffers = layout.outputs, layout.sort_codes, layout.by_name
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}
         for instr in program.instrs:
-            if instr.opcode is Opcode.ALLOC and instr.type is not None:
+            if instr.opcode is _ALLOC and instr.type is not None:
                 self.alloc_types.setdefault(instr.name, instr.type)
-            elif instr.opcode is Opcode.VIEW and instr.type is not None and len(instr.operands) == 1:
+            elif instr.opcode is _VIEW and instr.type is not None and len(instr.operands) == 1:
                 self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.locs: dict[str, Loc] = {}  # ``resolve``'s, by operand name
         self.steps: list[Step] | None = None  # made in the first run (under the swap points then installed)
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
-        for name, value in values.items():
-            if name in self.module:
-                self.module[name][:] = np.asarray(value, dtype=np.int64).reshape(-1)
+        """Set the module buffers named in ``values`` to their terms (other names are no buffer of it)."""
+        load_words(self.words, self.layout, values)
+
+    def load_words(self, words: np.ndarray) -> None:
+        """Set every module word at once: ``words`` in ``layout`` order (``layout.size`` of them)."""
+        self.words[:] = words
 
     def output_bytes(self) -> bytes:
         """The words ``read_back`` reads, as they are (not cast), in its order
@@ -97,12 +101,25 @@ class SymbolicMachine:
     def run(self) -> None:
         if self.steps is None:
             self.steps = self.plan()
-        poison = self.terms.poison_f
+        poison, memo, guards = self.terms.poison_f, self.terms.step_memo, self.ctx.guards
         self.arena.fill(poison)
         for step in self.steps:
             for words in step.poisoned:
                 words.fill(poison)
-            self.commit(step)
+            if step.chunked is not None:
+                self.commit(step)
+                continue
+            # ``commit``'s first case and ``compute``'s lookup, inlined: the common case, a step found
+            key = (step.key, *map(_bytes, step.reads))
+            found = memo.get(key)
+            if found is None:
+                values = self.computed(step, key)
+            else:
+                values = found[0]
+                if found[1]:
+                    guards.extend(found[1])
+            for flat, value in zip(step.targets, values):
+                flat[:] = value
 
     def plan(self) -> list[Step]:
         """The copies' and kernels' ``Step``s, each poisoning first what the
@@ -113,33 +130,37 @@ class SymbolicMachine:
         the poison after the last copy or kernel is not written."""
         table = active()
         swaps = tuple(sorted(table.items()))  # a result found under other swap points is never reused
-        owner: list = [-1] * self.arena.size  # the name of the alloc that owns each word (-1: none); a list: small numpy operations cost more
+        owner: list = [-1] * self.arena.size  # the name of the alloc that owns each arena word (-1: none); a list: small numpy operations cost more
         steps: list[Step] = []
-        pending: list[np.ndarray] = []  # poison to write before the next step
-        arena, offset_of, alloc_types = self.arena, self.program.offset_of, self.alloc_types
+        pending: list[tuple[int, int]] = []  # word ranges of memory to poison before the next step
+        base, offset_of, alloc_types = self.base, self.program.offset_of, self.alloc_types
         for instr in self.program.instrs:
             opcode = instr.opcode
-            if opcode is Opcode.ALLOC:
+            if opcode is _ALLOC:
                 name = instr.name
                 lo = offset_of[name] // WORD  # ``region``, inlined
                 hi = lo + alloc_types[name].size
                 owner[lo:hi] = [name] * (hi - lo)
-                pending.append(arena[lo:hi])
-            elif opcode is Opcode.DEALLOC:
+                pending.append((base + lo, base + hi))
+            elif opcode is _DEALLOC:
                 lo, hi = self.region(instr.name)
-                pending.extend([arena[a:b] for a, b in release(owner, lo, hi, instr.name)])
-            elif opcode is Opcode.COPY:
-                dest, source = (self.resolve(o) for o in instr.operands)
-                key = self.terms.intern_key((swaps, Opcode.COPY, form(source)))
-                pending.append(dest.words)
-                steps.append(Step(instr, pending, [dest], [dest.overlaps(source)], [source], 1, None, key))
+                pending.extend([(base + a, base + b) for a, b in release(owner, lo, hi, instr.name)])
+            elif opcode is _COPY:
+                steps.append(self.copy_step(instr, swaps, pending))
                 pending = []
-            elif opcode is Opcode.KERNEL:
+            elif opcode is _KERNEL:
                 steps.append(self.kernel_step(instr, table, swaps, pending))
                 pending = []
         return steps
 
-    def kernel_step(self, instr: Instr, table: Mapping, swaps: tuple, pending: list[np.ndarray]) -> Step:
+    def copy_step(self, instr: Instr, swaps: tuple, pending: list[tuple[int, int]]) -> Step:
+        """A copy's ``Step``: ``pending`` poisoned, then its ``@out``."""
+        dest, source = (self.resolve(o) for o in instr.operands)
+        pending.append((dest.lo, dest.hi))
+        key = self.terms.intern_key((swaps, _COPY, source.form))
+        return Step(instr, self.memory, pending, [dest], [dest.overlaps(source)], [source], 1, None, key)
+
+    def kernel_step(self, instr: Instr, table: Mapping, swaps: tuple, pending: list[tuple[int, int]]) -> Step:
         """A kernel's ``Step``: ``pending`` poisoned, then each ``@out`` unless
         it is in a declared in-place pair with an input it aliases exactly.
         ``table``: the swap points installed (``active()``); ``swaps``: them sorted."""
@@ -151,14 +172,15 @@ class SymbolicMachine:
         locs = [known.get(o.name) or self.resolve(o) for o in instr.operands]
         outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
         for k, out in enumerate(outs):
-            if not any(i < n_in and ins[i].same_words(out) for i in inplace[k]):
-                pending.append(out.words)
+            if not _in_place(out, ins, inplace[k]):
+                pending.append((out.lo, out.hi))
         targets, reads = outs + state, ins + state
-        aliased = [any(t.overlaps(r) for r in reads) for t in targets]
+        aliased = [_overlaps_any(t, reads) for t in targets]
         key = self.terms.intern_key((swaps, instr.op, n_in, attrs_repr, tuple([r.form for r in reads])))
-        return Step(instr, pending, targets, aliased, reads, n_in, attrs, key)
+        return Step(instr, self.memory, pending, targets, aliased, reads, n_in, attrs, key)
 
     def region(self, name: str) -> tuple[int, int]:
+        """The arena words (from the arena's first) of the activation ``name``."""
         lo = self.program.offset_of[name] // WORD
         return lo, lo + self.alloc_types[name].size
 
@@ -176,9 +198,10 @@ class SymbolicMachine:
             name = source
         buffer = self.buffers.get(name)
         if buffer is not None:
-            return Loc(self.module[name], 0, buffer.type.size, type_ or buffer.type, buffer)
+            lo, hi = self.layout.spans[name]
+            return Loc(self.memory, lo, hi, type_ or buffer.type)
         lo, hi = self.region(name)
-        return Loc(self.arena, lo, hi, type_ or self.alloc_types[name], None)
+        return Loc(self.memory, self.base + lo, self.base + hi, type_ or self.alloc_types[name])
 
     def read(self, flat: np.ndarray, type_: TensorType) -> np.ndarray:
         """The words ``flat`` as terms of ``type_``'s dtype's sort, shaped as ``type_``."""
@@ -218,16 +241,19 @@ class SymbolicMachine:
         read and ``step.key`` (all it is a function of); the guards it adds are
         replayed when found."""
         key = (step.key, *map(_bytes, step.reads))
-        memo = self.terms.step_memo
-        found = memo.get(key)
+        found = self.terms.step_memo.get(key)
         if found is not None:
             if found[1]:
                 self.ctx.guards.extend(found[1])
             return found[0]
-        guards = self.ctx.guards
+        return self.computed(step, key)
+
+    def computed(self, step: Step, key: tuple) -> tuple[np.ndarray, ...]:
+        """``compute`` of a step not found under ``key``: computed and remembered."""
+        memo, guards = self.terms.step_memo, self.ctx.guards
         before = len(guards)
         values = [self.read(r, t) for r, t in zip(step.reads, step.read_types, strict=True)]
-        if step.opcode is Opcode.COPY:
+        if step.opcode is _COPY:
             out = (values[0],)
         else:
             ins, state = values[: step.n_in], values[step.n_in :]
@@ -240,6 +266,22 @@ class SymbolicMachine:
             memo.clear()
         memo[key] = found = (flat, tuple(guards[before:]))
         return found[0]
+
+
+def _in_place(out: Loc, ins: list[Loc], pairs: tuple[int, ...]) -> bool:
+    """Whether ``out`` is in a declared in-place pair (its input positions
+    ``pairs``) with an input it aliases exactly (its @out is then not poisoned)."""
+    for i in pairs:
+        if i < len(ins) and ins[i].same_words(out):
+            return True
+    return False
+
+
+def _overlaps_any(target: Loc, reads: list[Loc]) -> bool:
+    for r in reads:
+        if target.lo < r.hi and r.lo < target.hi:  # ``Loc.overlaps``, inlined: asked per target and read of every kernel
+            return True
+    return False
 
 
 _bytes = np.ndarray.tobytes

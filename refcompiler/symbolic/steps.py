@@ -19,7 +19,7 @@ from refcompiler.execution_steps import chunk_bounds
 from refcompiler.ir import Buffer, BufferKind, Instr
 from refcompiler.symbolic.terms import SORT_CODE, Sort
 
-__all__ = ["Loc", "Step", "Layout", "form", "module_layout", "release", "sort_of"]
+__all__ = ["Loc", "Step", "Layout", "form", "load_words", "merged", "module_layout", "release", "sort_of"]
 
 
 def sort_of(dtype: Dtype) -> Sort:
@@ -27,21 +27,23 @@ def sort_of(dtype: Dtype) -> Sort:
 
 
 class Loc:
-    """``memory[lo:hi]`` (words) seen as ``type``; ``buffer`` is the module buffer, if any;
-    ``form`` is ``form(self)``, made once."""
+    """Words ``lo:hi`` of the machine's memory seen as ``type``; ``words`` is
+    that slice of ``memory`` and ``form`` is ``form(self)``, each made once.
+    One memory holds every word (the module buffers', then the arena's), so
+    two operands overlap exactly when their word ranges do."""
 
-    __slots__ = ("memory", "lo", "hi", "type", "buffer", "words", "form")
+    __slots__ = ("lo", "hi", "type", "words", "form")
 
-    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType, buffer: Buffer | None) -> None:
-        self.memory, self.lo, self.hi, self.type, self.buffer = memory, lo, hi, type_, buffer
+    def __init__(self, memory: np.ndarray, lo: int, hi: int, type_: TensorType) -> None:
+        self.lo, self.hi, self.type = lo, hi, type_
         self.words = memory[lo:hi]  # a view: made once
         self.form = (type_.shape, type_.dtype is Dtype.INT32)
 
     def overlaps(self, other: "Loc") -> bool:
-        return self.memory is other.memory and self.lo < other.hi and other.lo < self.hi
+        return self.lo < other.hi and other.lo < self.hi
 
     def same_words(self, other: "Loc") -> bool:
-        return self.memory is other.memory and self.lo == other.lo and self.hi == other.hi
+        return self.lo == other.lo and self.hi == other.hi
 
 
 def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
@@ -53,19 +55,20 @@ def form(loc: Loc) -> tuple[tuple[int, ...], bool]:
 class Step:
     """One instruction resolved against a machine's memory, the same in every
     run (offsets, views and in-place lists are fixed): ``poisoned`` (word
-    slices) written with poison before it computes, ``targets`` written in
-    order chunk by chunk (``aliased``: the target overlaps a read, so later
-    chunks recompute), ``reads`` what its values are a function of, with
-    ``key`` (the swap points installed, the op, attributes and each read's
-    ``form``; interned to an int per term table). Every slice
-    is a view of the machine's memory, made once."""
+    slices, the fewest covering the ranges given: ``merged``) written with
+    poison before it computes, ``targets`` written in order chunk by chunk
+    (``aliased``: the target overlaps a read, so later chunks recompute),
+    ``reads`` what its values are a function of, with ``key`` (the swap points
+    installed, the op, attributes and each read's ``form``; interned to an int
+    per term table). Every slice is a view of the machine's memory, made once."""
 
     __slots__ = ("instr", "opcode", "poisoned", "targets", "aliased", "chunked", "reads", "read_types", "n_in", "attrs", "key")
 
     def __init__(
         self,
         instr: Instr,
-        poisoned: list[np.ndarray],
+        memory: np.ndarray,
+        poisoned: list[tuple[int, int]],
         targets: list[Loc],
         aliased: list[bool],
         reads: list[Loc],
@@ -73,23 +76,47 @@ class Step:
         attrs: Mapping[str, object] | None,
         key: int,
     ) -> None:
-        self.instr, self.opcode, self.poisoned, self.aliased = instr, instr.opcode, poisoned, aliased
-        self.targets = [t.words for t in targets]
-        self.chunked = [chunk_bounds(t.type.size) if a else () for t, a in zip(targets, aliased, strict=True)] if any(aliased) else None
-        self.reads, self.read_types = [r.words for r in reads], [r.type for r in reads]
+        self.instr, self.opcode, self.aliased = instr, instr.opcode, aliased
+        self.poisoned = [memory[lo:hi] for lo, hi in merged(poisoned)] if poisoned else []
+        self.targets, self.chunked = [], ([] if True in aliased else None)
+        for t, a in zip(targets, aliased, strict=True):
+            self.targets.append(t.words)
+            if self.chunked is not None:
+                self.chunked.append(chunk_bounds(t.type.size) if a else ())
+        self.reads, self.read_types = [], []
+        for r in reads:
+            self.reads.append(r.words)
+            self.read_types.append(r.type)
         self.n_in, self.attrs, self.key = n_in, attrs, key
+
+
+def merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The fewest disjoint word ranges, in order, covering the words of ``ranges``
+    (poison written once per word: every range gets the same value)."""
+    if len(ranges) < 2:  # the common case: nothing to merge
+        return [r for r in ranges if r[0] < r[1]]
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if lo >= hi:
+            continue
+        if out and lo <= out[-1][1]:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
 
 
 class Layout(NamedTuple):
     """Module buffers laid out one after another in one array of ``size`` words:
-    ``slices`` (name, first word, end) per buffer, ``outputs`` those ``read_back``
+    ``spans`` (first word, end) per buffer name (read-only), ``outputs`` those ``read_back``
     reads (name, first word, end, type), ``sort_codes`` each word's sort code,
     ``by_name`` each buffer by name (``Program.buffer_by_name``; shared: read-only),
     ``output_words`` the outputs' words in order (an index array; read-only) and
     ``output_codes`` their sort codes."""
 
     size: int
-    slices: tuple[tuple[str, int, int], ...]
+    spans: Mapping[str, tuple[int, int]]
     outputs: tuple[tuple[str, int, int, TensorType], ...]
     sort_codes: bytes
     by_name: Mapping[str, Buffer]
@@ -102,11 +129,11 @@ def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
     found = _LAYOUTS.get(id(buffers))
     if found is not None and found[0] is buffers:
         return found[1]
-    slices, outputs, at = [], [], 0
+    spans, outputs, at = {}, [], 0
     kept = (BufferKind.PLACEHOLDER, BufferKind.OWNED)
     for b in buffers:
         size = b.type.size
-        slices.append((b.name, at, at + size))
+        spans[b.name] = (at, at + size)
         if b.kind in kept:
             outputs.append((b.name, at, at + size, b.type))
         at += size
@@ -114,11 +141,21 @@ def module_layout(buffers: tuple[Buffer, ...]) -> Layout:
     index = np.array([w for _, lo, hi, _ in outputs for w in range(lo, hi)], dtype=np.int64)
     index.flags.writeable = False
     output_codes = np.frombuffer(codes, dtype=np.uint8)[index].tobytes()
-    layout = Layout(at, tuple(slices), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}), index, output_codes)
+    layout = Layout(at, MappingProxyType(spans), tuple(outputs), codes, MappingProxyType({b.name: b for b in buffers}), index, output_codes)
     if len(_LAYOUTS) >= _LAYOUTS_KEPT:
         _LAYOUTS.clear()
     _LAYOUTS[id(buffers)] = (buffers, layout)  # the tuple kept: its id is not reused while here
     return layout
+
+
+def load_words(words: np.ndarray, layout: Layout, values: Mapping[str, np.ndarray]) -> None:
+    """Write each of ``values`` that names a module buffer of ``layout`` at its
+    words of ``words`` (the module words, in ``layout`` order)."""
+    spans = layout.spans
+    for name, value in values.items():
+        span = spans.get(name)
+        if span is not None:
+            words[span[0] : span[1]] = np.asarray(value, dtype=np.int64).reshape(-1)
 
 
 _LAYOUTS: dict[int, tuple] = {}

@@ -37,7 +37,7 @@ from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
 from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
 from refcompiler.symbolic.kernels import Context
 from refcompiler.symbolic.reference import symbolic_run_once
-from refcompiler.symbolic.steps import Layout
+from refcompiler.symbolic.steps import Layout, load_words
 from refcompiler.symbolic.terms import Sort, Terms
 from refcompiler.values import Values
 
@@ -92,6 +92,7 @@ class SymbolicReference:
     guards: set[int]
     _expected: dict[int, tuple] = field(default_factory=dict, repr=False, compare=False)
     _runs_at_all: smt.SatResult | None = field(default=None, repr=False, compare=False)
+    _starts: dict[int, tuple] = field(default_factory=dict, repr=False, compare=False)
 
     def runs_at_all(self, deadline: float) -> smt.SatResult:
         """Whether some input value lets the reference run (its guards hold):
@@ -101,6 +102,20 @@ class SymbolicReference:
         if self._runs_at_all is None or self._runs_at_all is smt.SatResult.UNKNOWN:
             self._runs_at_all = smt.check(_conditions(self)[0], deadline=deadline)
         return self._runs_at_all
+
+    def starting_words(self, layout: Layout) -> np.ndarray:
+        """The module words, in ``layout`` order, of a machine of that layout
+        after ``load(constants)`` and ``load(symbols)``: poison where neither
+        names the buffer. Kept per layout, read-only (``SymbolicMachine.load_words``)."""
+        found = self._starts.get(id(layout))
+        if found is None or found[0] is not layout:
+            words = np.empty(layout.size, dtype=np.int64)
+            words.fill(self.terms.poison_f)
+            load_words(words, layout, self.constants)
+            load_words(words, layout, self.symbols)
+            words.flags.writeable = False
+            found = self._starts[id(layout)] = (layout, words)  # the layout kept: its id is not reused
+        return found[1]
 
     def expected_words(self, layout: Layout) -> tuple[bytes, ...] | None:
         """Per run, the bytes ``SymbolicMachine.output_bytes`` has when the
@@ -258,8 +273,7 @@ def _program_differences(ctx: Context, compiled: Compiled, ref: SymbolicReferenc
     constants; ``_differences`` from the reference after each run. A run whose
     words are the reference's (``expected_words``: one bytes comparison) has none."""
     machine = SymbolicMachine(compiled.program, ctx)
-    machine.load(ref.constants)
-    machine.load(ref.symbols)
+    machine.load_words(ref.starting_words(machine.layout))  # ``load`` of the constants, then the symbols
     expected, out = ref.expected_words(machine.layout), []
     for r, want in enumerate(ref.runs, start=1):
         machine.run()
