@@ -161,6 +161,10 @@ def prepared(op: OpKind, attrs: Attrs) -> Prepared:
 
     def run(inputs: Arrays, state: Arrays) -> tuple[np.ndarray, ...]:
         results, new_state = kernel(inputs, state, attrs)
-        return tuple(r if type(r) is np.ndarray else np.asarray(r) for r in (*results, *new_state))
+        values = (*results, *new_state)
+        for r in values:
+            if type(r) is not np.ndarray:
+                return tuple(np.asarray(r) for r in values)
+        return values
 
     return run
