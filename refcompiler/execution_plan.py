@@ -52,7 +52,7 @@ def plan_of(program: Program) -> Plan:
     if hit is not None and hit[0] is program and hit[1] is swaps:
         _CACHE.move_to_end(id(program))
         return hit[2]
-    plan = _Planner(program).plan()
+    plan = _Planner(program, swaps).plan()
     _CACHE[id(program)] = (program, swaps, plan)  # holds program: its id is not reused meanwhile
     _CACHE.move_to_end(id(program))
     while len(_CACHE) > CACHE_SIZE:
@@ -63,7 +63,9 @@ def plan_of(program: Program) -> Plan:
 class _Planner:
     """One run's checks, in the interpreter's order, without the data."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, swaps: object | None = None):
+        """``swaps``: ``variants.active()``, the swap table installed now
+        (asked when not given)."""
         assert program.peak_bytes is not None  # the interpreter checks it first
         self.program = program
         self.arena_size = program.peak_bytes
@@ -72,7 +74,7 @@ class _Planner:
         self.alloc_types: dict[str, TensorType] = {}
         self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
         ids: dict[str, int] = {}  # the shadow's activation ids (``Shadow.ids``), from the same walk
-        alloc, view = Opcode.ALLOC, Opcode.VIEW
+        alloc, view = _ALLOC, _VIEW
         for instr in program.instrs:
             if instr.opcode is alloc:
                 ids.setdefault(instr.name, len(ids))
@@ -87,12 +89,12 @@ class _Planner:
         self.slots: list[Loc] = []  # every Loc made, by its slot
         self.regions: dict[str, tuple[int, int]] = {}
         self.shadow = Shadow(program, program.peak_bytes, ids)
-        self.swaps = variants.active()
+        self.swaps = variants.active() if swaps is None else swaps
         self.index = 0
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
     def plan(self) -> Plan:
-        alloc, dealloc, view, copy = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
+        alloc, dealloc, view, copy = _ALLOC, _DEALLOC, _VIEW, _COPY
         try:
             for index, instr in enumerate(self.program.instrs):
                 self.index = index
@@ -130,18 +132,20 @@ class _Planner:
         return lo, hi
 
     def alloc(self, instr: Instr) -> None:
-        if instr.name not in self.alloc_types:
-            raise self.fail("IR-1", f"alloc of {instr.name} without a type", instr.name)
-        lo, hi = self.region(instr.name)
-        self.shadow.alloc(self.index, instr.name, lo, hi)
-        self.steps.append(PoisonStep(self.index, lo, hi))
+        name, index = instr.name, self.index
+        if name not in self.alloc_types:
+            raise self.fail("IR-1", f"alloc of {name} without a type", name)
+        lo, hi = self.regions.get(name) or self.region(name)
+        self.shadow.alloc(index, name, lo, hi)
+        self.steps.append(_new(PoisonStep, (index, lo, hi, None)))
 
     def dealloc(self, instr: Instr) -> None:
-        if instr.name not in self.alloc_types:
-            raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
-        lo, hi = self.region(instr.name)
-        owned = self.shadow.dealloc(self.index, instr.name, lo, hi)
-        self.steps.append(PoisonStep(self.index, lo, hi, owned))
+        name, index = instr.name, self.index
+        if name not in self.alloc_types:
+            raise self.fail("IR-1", f"dealloc of {name}, which no alloc defines", name)
+        lo, hi = self.regions.get(name) or self.region(name)
+        owned = self.shadow.dealloc(index, name, lo, hi)
+        self.steps.append(_new(PoisonStep, (index, lo, hi, owned)))
 
     def view(self, instr: Instr) -> None:
         if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
@@ -173,11 +177,11 @@ class _Planner:
         buffer = self.buffers.get(name)
         slot = len(self.slots)
         if buffer is not None:
-            loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot)
+            loc = _new(Loc, (name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot))
         elif name in self.alloc_types:
             self.shadow.check_activation_live(self.index, operand.name, name)
             lo, hi = self.region(name)
-            loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None, slot)
+            loc = _new(Loc, (name, None, lo, hi, type_ or self.alloc_types[name], None, slot))
         else:
             raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
         self.locs[operand.name] = loc
@@ -198,17 +202,18 @@ class _Planner:
             name = source
         return name, type_
 
-    def prepare(self, instr: Instr) -> list[Loc]:
+    def prepare(self, instr: Instr) -> tuple[Loc, ...]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
         operands = instr.operands
         known, through, live = self.locs, self.through, self.shadow.live
         locs = []
         module = reads = False
         for o in operands:
-            loc = known.get(o.name)
+            name = o.name
+            loc = known.get(name)
             # ``resolve`` unless it would only find ``loc`` again: seen before, not
             # through a view, and (in the arena) its activation live
-            if loc is None or o.name in through or (loc.buffer is None and loc.origin not in live):
+            if loc is None or name in through or (loc.buffer is None and loc.origin not in live):
                 loc = self.resolve(o)
             locs.append(loc)
             if loc.buffer is not None:
@@ -224,9 +229,9 @@ class _Planner:
             for operand, loc in zip(operands, locs):
                 if operand.kind is not _OUT and loc.buffer is None:
                     shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
-        return locs
+        return tuple(locs)
 
-    def wrote(self, targets: list[Loc]) -> None:
+    def wrote(self, targets: tuple[Loc, ...]) -> None:
         for t in targets:
             if t.buffer is None:
                 self.shadow.wrote(t.lo, t.hi)
@@ -241,8 +246,9 @@ class _Planner:
         dest, source = self.prepare(instr)
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
-        self.steps.append(CopyStep(self.index, instr, dest, source, dest.overlaps(source)))
-        self.wrote([dest])
+        self.steps.append(_new(CopyStep, (self.index, instr, dest, source, dest.overlaps(source))))
+        if dest.buffer is None:
+            self.shadow.wrote(dest.lo, dest.hi)
 
     def kernel(self, instr: Instr) -> None:
         facts = kernel_facts(instr, self.swaps)
@@ -250,21 +256,28 @@ class _Planner:
             raise self.fail("IR-1", facts, instr.name)
         n_out, n_in, attrs, inplace, _ = facts
         locs = self.prepare(instr)
-        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        reads = ins + state
-        targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
+        # the operands are the @out, then the @in, then the @inout (``signature_problem``)
+        ins, state, reads = locs[n_out : n_out + n_in], locs[n_out + n_in :], locs[n_out:]
+        written = locs[:n_out] + state
+        targets = []
         chunked = False
         poison = []
-        for k, (out, aliased) in enumerate(targets):
+        for k, out in enumerate(written):
+            aliased = _overlaps_any(out, reads)
+            targets.append((out, aliased))
             if aliased:
                 chunked = True
-                if k < n_out and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
+                if k < n_out and not any(i < n_in and ins[i].same_bytes(out) for i in inplace[k]):
                     poison.append(out)
-        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked))
-        self.wrote(outs + state)
+        self.steps.append(_new(KernelStep, (self.index, instr, attrs, ins, state, tuple(poison), tuple(targets), chunked)))
+        self.wrote(written)
 
 
 _OUT = OperandKind.OUT
+_ALLOC, _DEALLOC, _VIEW, _COPY = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
+# a step or location made from its fields in one call: ``tuple.__new__``, not the
+# named tuple's own ``__new__`` (a Python function; the planner makes ~20 per program)
+_new = tuple.__new__
 
 
 def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:
