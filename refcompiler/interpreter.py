@@ -88,9 +88,9 @@ class _Machine:
     layout's ``starts``; ``buffers``: a view of each as its type), and a view of
     every location of the program's plan over it (``views``, by the location's
     ``slot``: a module buffer's own view when the location is the buffer as its
-    type; where each starts in the block: ``starts``); each kernel step's kernel
-    and operands (``kernels``, by the step's index); a run walks the plan's
-    steps over those views."""
+    type); each kernel step's kernel and the views of its inputs and of its
+    state (``kernels``, by the step's index: read only, as the kernels are
+    pure); a run walks the plan's steps over those views."""
 
     def __init__(self, program: Program):
         if program.peak_bytes is None:
@@ -107,22 +107,22 @@ class _Machine:
         self.arena = block[: program.peak_bytes]
         starts = layout.starts
         self.buffers = {b.name: np.ndarray(shape, dtype, block, base + starts[b.name]) for b, shape, dtype in layout.typed}
-        self.starts = [loc.lo if loc.memory is None else base + starts[loc.memory] + loc.lo for loc in plan.locs]
-        self.views = [self.view_of(loc, start) for loc, start in zip(plan.locs, self.starts, strict=True)]
-        self.kernels = {step.index: self.bind(step) for step in plan.steps if type(step) is KernelStep}
+        self.views = views = []
+        for loc in plan.locs:
+            if loc.memory is not None and loc.type is loc.buffer.type:  # type: ignore[union-attr]  # a module buffer's
+                views.append(self.buffers[loc.memory])
+            else:
+                views.append(np.ndarray(loc.type.shape, _DTYPES[loc.type.dtype], block, self.start(loc)))
+        self.kernels = {
+            # a kernel step's instruction has an op
+            step.index: (_prepared(step.instr.op, step.attrs), [views[i.slot] for i in step.ins], [views[s.slot] for s in step.state])  # type: ignore[arg-type]
+            for step in plan.steps
+            if type(step) is KernelStep
+        }
 
-    def bind(self, step: KernelStep) -> tuple[Prepared, list[np.ndarray], list[np.ndarray]]:
-        """The kernel of ``step`` (an instruction with an op), the views of its
-        inputs and those of its state (read only: the kernels are pure)."""
-        views = self.views
-        kernel = _prepared(step.instr.op, step.attrs)  # type: ignore[arg-type]
-        return kernel, [views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state]
-
-    def view_of(self, loc: Loc, start: int) -> np.ndarray:
-        """``loc``'s bytes, from ``start`` in the block, as its type."""
-        if loc.buffer is not None and loc.type is loc.buffer.type:
-            return self.buffers[loc.buffer.name]
-        return np.ndarray(loc.type.shape, _DTYPES[loc.type.dtype], self.block, start)
+    def start(self, loc: Loc) -> int:
+        """Where ``loc``'s bytes start in the block."""
+        return loc.lo if loc.memory is None else self.base + self.layout.starts[loc.memory] + loc.lo
 
     # -- module memory ---------------------------------------------------------
 
@@ -193,7 +193,7 @@ class _Machine:
 
     def poison(self, loc: Loc) -> None:
         """Fill the bytes of ``loc`` with poison."""
-        start = self.starts[loc.slot]
+        start = self.start(loc)
         self.bytes[start : start + loc.hi - loc.lo] = self.fill[: loc.hi - loc.lo]
 
     def copy_in_chunks(self, step: CopyStep) -> None:
@@ -212,13 +212,16 @@ class _Machine:
         try:
             return kernel(ins, state)
         except ExecutionError as e:
-            op = step.instr.op
-            name = op.value if op is not None else "?"
-            raise ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name) from None
+            raise _named(step, e) from None
 
     def kernel(self, step: KernelStep) -> None:
-        """A kernel whose results overlap nothing it reads: computed once, each result committed whole."""
-        values = self.compute(step)
+        """A kernel whose results overlap nothing it reads: computed once
+        (``compute``, inline), each result committed whole."""
+        kernel, ins, state = self.kernels[step.index]
+        try:
+            values = kernel(ins, state)
+        except ExecutionError as e:
+            raise _named(step, e) from None
         views = self.views
         for j, (loc, _) in enumerate(step.targets):
             value, target = values[j], views[loc.slot]
@@ -271,6 +274,13 @@ def _poison_fill(n: int) -> memoryview:
     if len(fill) < n:
         fill = _POISON_FILL = memoryview(bytes([POISON]) * n)
     return fill
+
+
+def _named(step: KernelStep, e: ExecutionError) -> ExecutionError:
+    """The run-time error ``e`` of ``step``'s kernel, naming its node."""
+    op = step.instr.op
+    name = op.value if op is not None else "?"
+    return ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name)
 
 
 class _Layout:
