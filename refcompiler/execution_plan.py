@@ -71,17 +71,20 @@ class _Planner:
         self.arena_size = program.peak_bytes
         self.offsets = program.offset_of
         self.buffers = program.buffer_by_name
-        self.alloc_types: dict[str, TensorType] = {}
-        self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        self.alloc_types = alloc_types = {}  # type: dict[str, TensorType]
+        self.views = views = {}  # type: dict[str, tuple[str, TensorType]]  # view -> (source, type)
         ids: dict[str, int] = {}  # the shadow's activation ids (``Shadow.ids``), from the same walk
         alloc, view = _ALLOC, _VIEW
         for instr in program.instrs:
-            if instr.opcode is alloc:
-                ids.setdefault(instr.name, len(ids))
-                if instr.type is not None:
-                    self.alloc_types.setdefault(instr.name, instr.type)
-            elif instr.opcode is view and instr.type is not None and len(instr.operands) == 1:
-                self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+            opcode = instr.opcode
+            if opcode is alloc:
+                name = instr.name
+                if name not in ids:
+                    ids[name] = len(ids)
+                if instr.type is not None and name not in alloc_types:
+                    alloc_types[name] = instr.type
+            elif opcode is view and instr.type is not None and len(instr.operands) == 1:
+                views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.through = self.views.keys() - self.alloc_types.keys()  # the names seen through views
         # what ``resolve`` and ``region`` found for a name: a function of the name
         # (the checks that depend on the moment are made again at every use)
@@ -137,7 +140,7 @@ class _Planner:
             raise self.fail("IR-1", f"alloc of {name} without a type", name)
         lo, hi = self.regions.get(name) or self.region(name)
         self.shadow.alloc(index, name, lo, hi)
-        self.steps.append(_new(PoisonStep, (index, lo, hi, None)))
+        self.steps.append(PoisonStep(index, lo, hi))
 
     def dealloc(self, instr: Instr) -> None:
         name, index = instr.name, self.index
@@ -145,7 +148,7 @@ class _Planner:
             raise self.fail("IR-1", f"dealloc of {name}, which no alloc defines", name)
         lo, hi = self.regions.get(name) or self.region(name)
         owned = self.shadow.dealloc(index, name, lo, hi)
-        self.steps.append(_new(PoisonStep, (index, lo, hi, owned)))
+        self.steps.append(PoisonStep(index, lo, hi, owned))
 
     def view(self, instr: Instr) -> None:
         if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
@@ -177,11 +180,11 @@ class _Planner:
         buffer = self.buffers.get(name)
         slot = len(self.slots)
         if buffer is not None:
-            loc = _new(Loc, (name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot))
+            loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot)
         elif name in self.alloc_types:
             self.shadow.check_activation_live(self.index, operand.name, name)
             lo, hi = self.region(name)
-            loc = _new(Loc, (name, None, lo, hi, type_ or self.alloc_types[name], None, slot))
+            loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None, slot)
         else:
             raise self.fail("IR-1", f"{operand.name} names no module buffer, activation or view", operand.name)
         self.locs[operand.name] = loc
@@ -231,11 +234,6 @@ class _Planner:
                     shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
         return tuple(locs)
 
-    def wrote(self, targets: tuple[Loc, ...]) -> None:
-        for t in targets:
-            if t.buffer is None:
-                self.shadow.wrote(t.lo, t.hi)
-
     def signature(self, instr: Instr) -> None:
         problem = signature_problem(instr)
         if problem is not None:
@@ -246,7 +244,7 @@ class _Planner:
         dest, source = self.prepare(instr)
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
-        self.steps.append(_new(CopyStep, (self.index, instr, dest, source, dest.overlaps(source))))
+        self.steps.append(CopyStep(self.index, instr, dest, source, dest.overlaps(source)))
         if dest.buffer is None:
             self.shadow.wrote(dest.lo, dest.hi)
 
@@ -262,6 +260,7 @@ class _Planner:
         targets = []
         chunked = False
         poison = []
+        shadow = self.shadow
         for k, out in enumerate(written):
             aliased = _overlaps_any(out, reads)
             targets.append((out, aliased))
@@ -269,15 +268,13 @@ class _Planner:
                 chunked = True
                 if k < n_out and not any(i < n_in and ins[i].same_bytes(out) for i in inplace[k]):
                     poison.append(out)
-        self.steps.append(_new(KernelStep, (self.index, instr, attrs, ins, state, tuple(poison), tuple(targets), chunked)))
-        self.wrote(written)
+            if out.buffer is None:
+                shadow.wrote(out.lo, out.hi)
+        self.steps.append(KernelStep(self.index, instr, attrs, ins, state, tuple(poison), tuple(targets), chunked))
 
 
 _OUT = OperandKind.OUT
 _ALLOC, _DEALLOC, _VIEW, _COPY = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
-# a step or location made from its fields in one call: ``tuple.__new__``, not the
-# named tuple's own ``__new__`` (a Python function; the planner makes ~20 per program)
-_new = tuple.__new__
 
 
 def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:

@@ -26,6 +26,7 @@ instructions around it. The first one ends the run.
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,6 +44,12 @@ _NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 
 
 _IN, _OUT = OperandKind.IN, OperandKind.OUT
 _CONSTANT, _PLACEHOLDER, _OWNED = BufferKind.CONSTANT, BufferKind.PLACEHOLDER, BufferKind.OWNED
+
+
+@lru_cache(maxsize=4096)
+def _entry(k: int) -> bytes:
+    """Owner ``k`` as one int32 entry of the owners' bytes."""
+    return k.to_bytes(4, sys.byteorder, signed=True)
 
 
 def _via(operand: Operand, origin: str) -> str:
@@ -69,7 +76,6 @@ class Shadow:
                 if i.opcode is alloc:
                     ids.setdefault(i.name, len(ids))
         self.ids = ids
-        self._id_bytes = {name: k.to_bytes(4, sys.byteorder, signed=True) for name, k in self.ids.items()}  # as int32 entries
         self.writers = program.placeholder_writers
         # the start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written
         self.live: dict[str, int] = {}  # activation -> index of its alloc
@@ -98,7 +104,7 @@ class Shadow:
             raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
         self.live[name] = index
         self._state[lo:hi] = _UNINIT_BYTE * (hi - lo)
-        self._owner[4 * lo : 4 * hi] = self._id_bytes[name] * (hi - lo)
+        self._owner[4 * lo : 4 * hi] = _entry(self.ids[name]) * (hi - lo)
 
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
         """End ``name``: the bytes it still owns die (the interpreter poisons
@@ -109,7 +115,7 @@ class Shadow:
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
         del self.live[name]
         self.freed[name] = index
-        if self._owner[4 * lo : 4 * hi] == self._id_bytes[name] * (hi - lo):  # the common case: no other activation overlaps it
+        if self._owner[4 * lo : 4 * hi] == _entry(self.ids[name]) * (hi - lo):  # the common case: no other activation overlaps it
             self._state[lo:hi] = bytes(hi - lo)  # DEAD
             self._owner[4 * lo : 4 * hi] = _NO_OWNER_BYTES * (hi - lo)
             return None
