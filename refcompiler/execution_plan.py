@@ -207,11 +207,12 @@ class _Planner:
 
     def prepare(self, instr: Instr) -> tuple[Loc, ...]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
-        operands = instr.operands
-        known, through, live = self.locs, self.through, self.shadow.live
+        known, through, shadow = self.locs, self.through, self.shadow
+        live = shadow.live
         locs = []
-        module = reads = False
-        for o in operands:
+        module = []  # the operands in module buffers, and their locations
+        reads = []  # the operands that read the arena, and their locations
+        for o in instr.operands:
             name = o.name
             loc = known.get(name)
             # ``resolve`` unless it would only find ``loc`` again: seen before, not
@@ -220,18 +221,14 @@ class _Planner:
                 loc = self.resolve(o)
             locs.append(loc)
             if loc.buffer is not None:
-                module = True
+                module.append((o, loc))
             elif o.kind is not _OUT:  # reads (``OperandKind.reads``)
-                reads = True
-        shadow, index = self.shadow, self.index
-        if module:
-            for operand, loc in zip(operands, locs):
-                if loc.buffer is not None:
-                    shadow.check_access(index, instr, operand, loc.buffer)
-        if reads:
-            for operand, loc in zip(operands, locs):
-                if operand.kind is not _OUT and loc.buffer is None:
-                    shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
+                reads.append((o, loc))
+        index = self.index
+        for operand, loc in module:
+            shadow.check_access(index, instr, operand, loc.buffer)
+        for operand, loc in reads:
+            shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
         return tuple(locs)
 
     def signature(self, instr: Instr) -> None:

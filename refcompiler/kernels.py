@@ -44,6 +44,13 @@ def _reduce_sum(x: np.ndarray, *, axis: object, keepdims: bool) -> np.ndarray:
     return np.asarray(x.sum(axis=reduce_axes(axis, x.ndim), keepdims=bool(keepdims), dtype=F32))
 
 
+def _roll(x: np.ndarray) -> np.ndarray:
+    """``np.roll(x, 1, axis=0)`` (the same rows moved: the same bits) for a fifth of its cost."""
+    if x.ndim == 0:
+        return np.roll(x, 1, axis=0)  # its error
+    return np.concatenate((x[-1:], x[:-1]))
+
+
 def _concat(*xs: np.ndarray, axis: int) -> np.ndarray:
     return np.concatenate(xs, axis=axis)
 
@@ -86,10 +93,10 @@ def _embedding_update(inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple[tupl
     ids, grad = inputs
     (table,) = state
     rows = table.shape[0]
-    bad = (ids < 0) | (ids >= rows)
-    if bad.any():
+    if ids.size and (ids.min() < 0 or ids.max() >= rows):  # two reductions: cheaper than a mask
+        bad = (ids < 0) | (ids >= rows)
         raise ExecutionError(f"embedding id {int(ids[bad].flat[0])} is out of range for a table of {rows} rows")
-    looked_up = table[ids]
+    looked_up = table.take(ids, axis=0)  # ``table[ids]``, for less
     new_table = table.copy()
     np.add.at(new_table, ids, grad)
     return (looked_up,), (new_table,)
@@ -120,7 +127,7 @@ KERNELS: dict[OpKind, Kernel] = {
     OpKind.TRANSPOSE: _pure(_transpose, "perm"),
     OpKind.REDUCE_SUM: _pure(_reduce_sum, "axis", "keepdims"),
     OpKind.CONCAT: _pure(_concat, "axis"),
-    OpKind.ROLL: _pure(lambda x: np.roll(x, 1, axis=0)),
+    OpKind.ROLL: _pure(_roll),
     OpKind.RESHAPE: _pure(_reshape, "shape"),
     OpKind.ADD_SUB: _add_sub,
     OpKind.SGD_MOMENTUM: _sgd_momentum,

@@ -42,7 +42,8 @@ NO_OWNER = -1
 _NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 owner entry
 
 
-_IN, _OUT = OperandKind.IN, OperandKind.OUT
+_IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
+_KERNEL, _COPY = Opcode.KERNEL, Opcode.COPY
 _CONSTANT, _PLACEHOLDER, _OWNED = BufferKind.CONSTANT, BufferKind.PLACEHOLDER, BufferKind.OWNED
 
 
@@ -149,6 +150,8 @@ class Shadow:
         """IR-3, IR-4, IR-5 for an operand whose origin is module buffer ``buffer``."""
         kind = buffer.kind
         if kind is _PLACEHOLDER:
+            if operand.kind is _IN and buffer.name not in self.saved_by_copy:  # the common case: a read of a value not saved
+                return
             self._check_placeholder(index, instr, operand, buffer)
         elif kind is _CONSTANT:
             if operand.kind is not _IN:  # writes (``OperandKind.writes``)
@@ -158,7 +161,7 @@ class Shadow:
             self._check_owned(index, instr, operand, buffer, _via(operand, buffer.name))
 
     def _check_owned(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
-        if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
+        if instr.opcode is not _KERNEL or instr.name != buffer.owner:
             raise self.fail(
                 index,
                 "IR-5",
@@ -166,7 +169,7 @@ class Shadow:
                 f"only its owner's kernel {buffer.owner} may",
                 buffer.name,
             )
-        if operand.kind is not OperandKind.INOUT or via:
+        if operand.kind is not _INOUT or via:
             raise self.fail(
                 index, "IR-5", f"owned {buffer.name}{via} is @{operand.kind.value} in its owner; only @inout by name", buffer.name
             )
@@ -188,7 +191,7 @@ class Shadow:
         if name in self.written and self.written[name] != index:
             raise self.fail(index, "IR-4", f"placeholder {name} is written again (first at instruction {self.written[name]})", name)
         self.written[name] = index
-        if instr.opcode is Opcode.COPY:
+        if instr.opcode is _COPY:
             self.saved_by_copy[name] = index
 
     def check_read(self, index: int, operand: Operand, origin: str, lo: int, hi: int) -> None:
