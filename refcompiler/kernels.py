@@ -24,6 +24,7 @@ Attrs = Mapping[str, object]
 Kernel = Callable[[Arrays, Arrays, Attrs], tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]
 
 F32 = np.float32
+_ZERO = F32(0)
 
 
 def _pure(fn: Callable[..., np.ndarray], *attr_names: str) -> Kernel:
@@ -37,7 +38,7 @@ def _pure(fn: Callable[..., np.ndarray], *attr_names: str) -> Kernel:
 
 
 def _transpose(x: np.ndarray, *, perm: Sequence[int] | None) -> np.ndarray:
-    return np.transpose(x, None if perm is None else tuple(perm)).copy()
+    return x.transpose(None if perm is None else tuple(perm)).copy()
 
 
 def _reduce_sum(x: np.ndarray, *, axis: object, keepdims: bool) -> np.ndarray:
@@ -118,7 +119,7 @@ KERNELS: dict[OpKind, Kernel] = {
     OpKind.SUB: _pure(np.subtract),
     OpKind.MUL: _pure(np.multiply),
     OpKind.MAX: _pure(np.maximum),
-    OpKind.RELU: _pure(lambda x: np.maximum(x, F32(0))),
+    OpKind.RELU: _pure(lambda x: np.maximum(x, _ZERO)),
     OpKind.NEG: _pure(np.negative),
     OpKind.TANH: _pure(np.tanh),
     OpKind.EXP: _pure(np.exp),
