@@ -247,7 +247,7 @@ class _Planner:
 
     def kernel(self, instr: Instr) -> None:
         facts = kernel_facts(instr, self.swaps)
-        if isinstance(facts, str):
+        if type(facts) is str:
             raise self.fail("IR-1", facts, instr.name)
         n_out, n_in, attrs, inplace, _ = facts
         locs = self.prepare(instr)
@@ -259,7 +259,11 @@ class _Planner:
         poison = []
         shadow = self.shadow
         for k, out in enumerate(written):
-            aliased = _overlaps_any(out, reads)
+            aliased = False  # whether ``out`` overlaps what the kernel reads (``Loc.overlaps``)
+            for r in reads:
+                if out.memory == r.memory and out.lo < r.hi and r.lo < out.hi:
+                    aliased = True
+                    break
             targets.append((out, aliased))
             if aliased:
                 chunked = True
@@ -272,10 +276,3 @@ class _Planner:
 
 _OUT = OperandKind.OUT
 _ALLOC, _DEALLOC, _VIEW, _COPY = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
-
-
-def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:
-    for other in others:
-        if loc.memory == other.memory and loc.lo < other.hi and other.lo < loc.hi:
-            return True
-    return False

@@ -133,7 +133,7 @@ class _Machine:
             raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
         memory, buffers, base, starts = self.bytes, self.buffers, self.base, layout.starts
         for b, shape, dtype in layout.typed:
-            if b.name in values and b.kind is not BufferKind.CONSTANT:
+            if b.name in values and b.kind is not _CONSTANT:
                 value = np.asarray(values[b.name])
                 if value.shape != shape or value.dtype != dtype:
                     raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
@@ -264,6 +264,7 @@ class _Machine:
         return ir_violation(self.program, step.index, "IR-1", message, loc.origin)
 
 
+_CONSTANT = BufferKind.CONSTANT
 _POISON_FILL = memoryview(bytes([POISON]) * 4096)
 
 
