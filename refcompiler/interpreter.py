@@ -257,7 +257,7 @@ class _Machine:
         """``value``'s elements; IR-1 unless it has ``loc``'s type."""
         if value.shape != loc.type.shape or value.dtype != flat.dtype:
             raise self.wrong_value(step, loc, value)
-        return value.reshape(-1)
+        return value.ravel()  # ``reshape(-1)``: a view when ``value`` is contiguous, else a copy
 
     def wrong_value(self, step: KernelStep, loc: Loc, value: np.ndarray) -> Exception:
         message = f"the instruction produces {value.dtype}{list(value.shape)} for {loc.origin}, which is {loc.type}"
