@@ -51,7 +51,7 @@ from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, Poiso
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
-from refcompiler.kernels import Prepared, prepared
+from refcompiler.kernels import KERNELS, Kernel, Prepared, prepared
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
@@ -139,9 +139,8 @@ class _Machine:
                     raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
                 buffers[b.name][...] = value  # the same dtype: the bits as they are
             else:
-                initial = layout.initial_bytes(b)
                 start = base + starts[b.name]
-                memory[start : start + len(initial)] = initial
+                memory[start : start + b.type.nbytes] = layout.initial_bytes(b)
 
     def read_back(self) -> dict[str, np.ndarray]:
         buffers = self.buffers
@@ -326,23 +325,23 @@ def _layout_of(buffers: tuple[Buffer, ...]) -> _Layout:
 
 
 PREPARED_KEPT = 1024
-# id of a kernel step's attributes -> (them, the op, ``prepared(op, them)``):
-# the attributes are the read-only mapping ``kernel_facts`` keeps per
-# instruction, which the programs sharing the instruction share; bounded
-# (cleared when full)
-_PREPARED: dict[int, tuple[Mapping[str, object], OpKind, Prepared]] = {}
+# id of a kernel step's attributes -> (them, the op, its kernel in ``KERNELS``,
+# ``prepared(op, them)``): the attributes are the read-only mapping
+# ``kernel_facts`` keeps per instruction, which the programs sharing the
+# instruction share; bounded (cleared when full)
+_PREPARED: dict[int, tuple[Mapping[str, object], OpKind, Kernel, Prepared]] = {}
 
 
 def _prepared(op: OpKind, attrs: Mapping[str, object]) -> Prepared:
-    """``kernels.prepared(op, attrs)`` (a function of the op and the attributes
-    alone), kept by the identity of ``attrs``."""
+    """``kernels.prepared(op, attrs)`` (a function of the op's kernel and the
+    attributes alone), kept by the identity of ``attrs``."""
     found = _PREPARED.get(id(attrs))
-    if found is not None and found[0] is attrs and found[1] is op:
-        return found[2]
+    if found is not None and found[0] is attrs and found[1] is op and found[2] is KERNELS[op]:
+        return found[3]
     if len(_PREPARED) >= PREPARED_KEPT:
         _PREPARED.clear()
     fn = prepared(op, attrs)
-    _PREPARED[id(attrs)] = (attrs, op, fn)
+    _PREPARED[id(attrs)] = (attrs, op, KERNELS[op], fn)
     return fn
 
 
