@@ -128,8 +128,8 @@ class _Machine:
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         layout = self.layout
-        unknown = sorted(set(values) - layout.settable)
-        if unknown:
+        if not values.keys() <= layout.settable:
+            unknown = sorted(set(values) - layout.settable)
             raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
         memory, buffers, base, starts = self.bytes, self.buffers, self.base, layout.starts
         for b, shape, dtype in layout.typed:
