@@ -52,7 +52,7 @@ def plan_of(program: Program) -> Plan:
     if hit is not None and hit[0] is program and hit[1] is swaps:
         _CACHE.move_to_end(id(program))
         return hit[2]
-    plan = _Planner(program).plan()
+    plan = _Planner(program, swaps).plan()
     _CACHE[id(program)] = (program, swaps, plan)  # holds program: its id is not reused meanwhile
     _CACHE.move_to_end(id(program))
     while len(_CACHE) > CACHE_SIZE:
@@ -63,23 +63,28 @@ def plan_of(program: Program) -> Plan:
 class _Planner:
     """One run's checks, in the interpreter's order, without the data."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, swaps: object | None = None):
+        """``swaps``: ``variants.active()``, the swap table installed now
+        (asked when not given)."""
         assert program.peak_bytes is not None  # the interpreter checks it first
         self.program = program
         self.arena_size = program.peak_bytes
         self.offsets = program.offset_of
         self.buffers = program.buffer_by_name
-        self.alloc_types: dict[str, TensorType] = {}
-        self.views: dict[str, tuple[str, TensorType]] = {}  # view -> (source, type)
+        self.alloc_types = alloc_types = {}  # type: dict[str, TensorType]
+        self.views = views = {}  # type: dict[str, tuple[str, TensorType]]  # view -> (source, type)
         ids: dict[str, int] = {}  # the shadow's activation ids (``Shadow.ids``), from the same walk
-        alloc, view = Opcode.ALLOC, Opcode.VIEW
+        alloc, view = _ALLOC, _VIEW
         for instr in program.instrs:
-            if instr.opcode is alloc:
-                ids.setdefault(instr.name, len(ids))
-                if instr.type is not None:
-                    self.alloc_types.setdefault(instr.name, instr.type)
-            elif instr.opcode is view and instr.type is not None and len(instr.operands) == 1:
-                self.views.setdefault(instr.name, (instr.operands[0].name, instr.type))
+            opcode = instr.opcode
+            if opcode is alloc:
+                name = instr.name
+                if name not in ids:
+                    ids[name] = len(ids)
+                if instr.type is not None and name not in alloc_types:
+                    alloc_types[name] = instr.type
+            elif opcode is view and instr.type is not None and len(instr.operands) == 1:
+                views.setdefault(instr.name, (instr.operands[0].name, instr.type))
         self.through = self.views.keys() - self.alloc_types.keys()  # the names seen through views
         # what ``resolve`` and ``region`` found for a name: a function of the name
         # (the checks that depend on the moment are made again at every use)
@@ -87,12 +92,12 @@ class _Planner:
         self.slots: list[Loc] = []  # every Loc made, by its slot
         self.regions: dict[str, tuple[int, int]] = {}
         self.shadow = Shadow(program, program.peak_bytes, ids)
-        self.swaps = variants.active()
+        self.swaps = variants.active() if swaps is None else swaps
         self.index = 0
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
     def plan(self) -> Plan:
-        alloc, dealloc, view, copy = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
+        alloc, dealloc, view, copy = _ALLOC, _DEALLOC, _VIEW, _COPY
         try:
             for index, instr in enumerate(self.program.instrs):
                 self.index = index
@@ -130,18 +135,20 @@ class _Planner:
         return lo, hi
 
     def alloc(self, instr: Instr) -> None:
-        if instr.name not in self.alloc_types:
-            raise self.fail("IR-1", f"alloc of {instr.name} without a type", instr.name)
-        lo, hi = self.region(instr.name)
-        self.shadow.alloc(self.index, instr.name, lo, hi)
-        self.steps.append(PoisonStep(self.index, lo, hi))
+        name, index = instr.name, self.index
+        if name not in self.alloc_types:
+            raise self.fail("IR-1", f"alloc of {name} without a type", name)
+        lo, hi = self.regions.get(name) or self.region(name)
+        self.shadow.alloc(index, name, lo, hi)
+        self.steps.append(PoisonStep(index, lo, hi))
 
     def dealloc(self, instr: Instr) -> None:
-        if instr.name not in self.alloc_types:
-            raise self.fail("IR-1", f"dealloc of {instr.name}, which no alloc defines", instr.name)
-        lo, hi = self.region(instr.name)
-        owned = self.shadow.dealloc(self.index, instr.name, lo, hi)
-        self.steps.append(PoisonStep(self.index, lo, hi, owned))
+        name, index = instr.name, self.index
+        if name not in self.alloc_types:
+            raise self.fail("IR-1", f"dealloc of {name}, which no alloc defines", name)
+        lo, hi = self.regions.get(name) or self.region(name)
+        owned = self.shadow.dealloc(index, name, lo, hi)
+        self.steps.append(PoisonStep(index, lo, hi, owned))
 
     def view(self, instr: Instr) -> None:
         if len(instr.operands) != 1 or instr.operands[0].kind is not OperandKind.IN or instr.type is None:
@@ -198,38 +205,31 @@ class _Planner:
             name = source
         return name, type_
 
-    def prepare(self, instr: Instr) -> list[Loc]:
+    def prepare(self, instr: Instr) -> tuple[Loc, ...]:
         """Resolve every operand, then check access rights, then the bytes it reads."""
-        operands = instr.operands
-        known, through, live = self.locs, self.through, self.shadow.live
+        known, through, shadow = self.locs, self.through, self.shadow
+        live = shadow.live
         locs = []
-        module = reads = False
-        for o in operands:
-            loc = known.get(o.name)
+        module = []  # the operands in module buffers, and their locations
+        reads = []  # the operands that read the arena, and their locations
+        for o in instr.operands:
+            name = o.name
+            loc = known.get(name)
             # ``resolve`` unless it would only find ``loc`` again: seen before, not
             # through a view, and (in the arena) its activation live
-            if loc is None or o.name in through or (loc.buffer is None and loc.origin not in live):
+            if loc is None or name in through or (loc.buffer is None and loc.origin not in live):
                 loc = self.resolve(o)
             locs.append(loc)
             if loc.buffer is not None:
-                module = True
+                module.append((o, loc))
             elif o.kind is not _OUT:  # reads (``OperandKind.reads``)
-                reads = True
-        shadow, index = self.shadow, self.index
-        if module:
-            for operand, loc in zip(operands, locs):
-                if loc.buffer is not None:
-                    shadow.check_access(index, instr, operand, loc.buffer)
-        if reads:
-            for operand, loc in zip(operands, locs):
-                if operand.kind is not _OUT and loc.buffer is None:
-                    shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
-        return locs
-
-    def wrote(self, targets: list[Loc]) -> None:
-        for t in targets:
-            if t.buffer is None:
-                self.shadow.wrote(t.lo, t.hi)
+                reads.append((o, loc))
+        index = self.index
+        for operand, loc in module:
+            shadow.check_access(index, instr, operand, loc.buffer)
+        for operand, loc in reads:
+            shadow.check_read(index, operand, loc.origin, loc.lo, loc.hi)
+        return tuple(locs)
 
     def signature(self, instr: Instr) -> None:
         problem = signature_problem(instr)
@@ -242,33 +242,37 @@ class _Planner:
         if dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
         self.steps.append(CopyStep(self.index, instr, dest, source, dest.overlaps(source)))
-        self.wrote([dest])
+        if dest.buffer is None:
+            self.shadow.wrote(dest.lo, dest.hi)
 
     def kernel(self, instr: Instr) -> None:
         facts = kernel_facts(instr, self.swaps)
-        if isinstance(facts, str):
+        if type(facts) is str:
             raise self.fail("IR-1", facts, instr.name)
         n_out, n_in, attrs, inplace, _ = facts
         locs = self.prepare(instr)
-        outs, ins, state = locs[:n_out], locs[n_out : n_out + n_in], locs[n_out + n_in :]
-        reads = ins + state
-        targets = tuple((t, _overlaps_any(t, reads)) for t in outs + state)
+        # the operands are the @out, then the @in, then the @inout (``signature_problem``)
+        ins, state, reads = locs[n_out : n_out + n_in], locs[n_out + n_in :], locs[n_out:]
+        written = locs[:n_out] + state
+        targets = []
         chunked = False
         poison = []
-        for k, (out, aliased) in enumerate(targets):
+        shadow = self.shadow
+        for k, out in enumerate(written):
+            aliased = False  # whether ``out`` overlaps what the kernel reads (``Loc.overlaps``)
+            for r in reads:
+                if out.memory == r.memory and out.lo < r.hi and r.lo < out.hi:
+                    aliased = True
+                    break
+            targets.append((out, aliased))
             if aliased:
                 chunked = True
-                if k < n_out and not any(i < len(ins) and ins[i].same_bytes(out) for i in inplace[k]):
+                if k < n_out and not any(i < n_in and ins[i].same_bytes(out) for i in inplace[k]):
                     poison.append(out)
-        self.steps.append(KernelStep(self.index, instr, attrs, tuple(ins), tuple(state), tuple(poison), targets, chunked))
-        self.wrote(outs + state)
+            if out.buffer is None:
+                shadow.wrote(out.lo, out.hi)
+        self.steps.append(KernelStep(self.index, instr, attrs, ins, state, tuple(poison), tuple(targets), chunked))
 
 
 _OUT = OperandKind.OUT
-
-
-def _overlaps_any(loc: Loc, others: list[Loc]) -> bool:
-    for other in others:
-        if loc.memory == other.memory and loc.lo < other.hi and other.lo < loc.hi:
-            return True
-    return False
+_ALLOC, _DEALLOC, _VIEW, _COPY = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY

@@ -43,7 +43,7 @@ from typing import Mapping
 
 import numpy as np
 
-from specs import Dtype
+from specs import Dtype, OpKind
 
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.execution_plan import plan_of
@@ -51,11 +51,12 @@ from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, Poiso
 from refcompiler.graph import Storage, StorageKind, initial_value
 from refcompiler.ir import Buffer, BufferKind, Program
 from refcompiler.ir_text import ir_violation
-from refcompiler.kernels import prepared
+from refcompiler.kernels import KERNELS, Kernel, Prepared, prepared
 
 __all__ = ["execute", "execute_runs", "POISON", "CHUNKS"]
 
 POISON = 0xFF
+MODULE_ALIGN = 64  # where each module buffer starts in a machine's block: a multiple of this
 
 
 def execute(program: Program, values: Mapping[str, np.ndarray], *, runs: int = 1) -> dict[str, np.ndarray]:
@@ -77,97 +78,128 @@ def execute_runs(program: Program, values: Mapping[str, np.ndarray], *, runs: in
     cost of ``runs`` runs instead of ``runs * (runs + 1) / 2``."""
     machine = _Machine(program)
     machine.load(values)
-    out = []
-    for _ in range(runs):
-        machine.run()
-        out.append(machine.read_back())
-    return out
+    return machine.run_each(runs)
 
 
 class _Machine:
-    """The memory of one ``execute_runs``: the arena, the module buffers, and a
-    view of every location of the program's plan over them (``views``, by the
-    location's ``slot``); each kernel step's kernel (``kernels``, by the
-    step's index); a run walks the plan's steps over those views."""
+    """The memory of one ``execute_runs``: one block of bytes (``block``;
+    ``bytes``, a memoryview of it, for the poison) holding the arena (``arena``,
+    its first ``peak_bytes``) and then each module buffer (from ``base``, at its
+    layout's ``starts``; ``buffers``: a view of each as its type), and a view of
+    every location of the program's plan over it (``views``, by the location's
+    ``slot``: a module buffer's own view when the location is the buffer as its
+    type); each kernel step's kernel and the views of its inputs and of its
+    state (``kernels``, by the step's index: read only, as the kernels are
+    pure); a run walks the plan's steps over those views."""
 
     def __init__(self, program: Program):
         if program.peak_bytes is None:
             raise UsageError(f"program {program.name!r} is not allocated (run refcompiler.allocator.allocate first)")
         self.program = program
-        self.layout = _layout_of(program.buffers)
-        self.arena = np.full(program.peak_bytes, POISON, dtype=np.uint8)
-        self.module = {name: np.zeros(nbytes, dtype=np.uint8) for name, nbytes in self.layout.sizes}
-        self.plan = plan_of(program)
-        arena, module, dtypes = self.arena, self.module, _DTYPES
-        self.views = [
-            np.ndarray(loc.type.shape, dtypes[loc.type.dtype], arena if loc.memory is None else module[loc.memory], loc.lo)
-            for loc in self.plan.locs
-        ]
-        kernels = (step for step in self.plan.steps if type(step) is KernelStep)
-        # a kernel step's instruction has an op
-        self.kernels = {step.index: prepared(step.instr.op, step.attrs) for step in kernels}  # type: ignore[arg-type]
+        self.layout = layout = _layout_of(program.buffers)
+        self.plan = plan = plan_of(program)
+        # a run fills the arena with poison first and loading writes every
+        # module buffer: nothing reads the block's bytes before they are set
+        self.base = base = -(-program.peak_bytes // MODULE_ALIGN) * MODULE_ALIGN
+        self.block = block = np.empty(base + layout.nbytes, dtype=np.uint8)
+        self.bytes = memoryview(block)  # a slice of it is written far more cheaply than one of ``block``
+        self.fill = _poison_fill(len(block))  # poison bytes, as many as the block: its slices are written
+        self.arena = block[: program.peak_bytes]
+        starts = layout.starts
+        self.buffers = {b.name: np.ndarray(shape, dtype, block, base + starts[b.name]) for b, shape, dtype in layout.typed}
+        self.views = views = []
+        for loc in plan.locs:
+            if loc.memory is not None and loc.type is loc.buffer.type:  # type: ignore[union-attr]  # a module buffer's
+                views.append(self.buffers[loc.memory])
+            else:
+                views.append(np.ndarray(loc.type.shape, _DTYPES[loc.type.dtype], block, self.start(loc)))
+        self.kernels = {
+            # a kernel step's instruction has an op
+            step.index: (_prepared(step.instr.op, step.attrs), [views[i.slot] for i in step.ins], [views[s.slot] for s in step.state])  # type: ignore[arg-type]
+            for step in plan.steps
+            if type(step) is KernelStep
+        }
+
+    def start(self, loc: Loc) -> int:
+        """Where ``loc``'s bytes start in the block."""
+        return loc.lo if loc.memory is None else self.base + self.layout.starts[loc.memory] + loc.lo
 
     # -- module memory ---------------------------------------------------------
 
     def load(self, values: Mapping[str, np.ndarray]) -> None:
         layout = self.layout
-        unknown = sorted(set(values) - layout.settable)
-        if unknown:
+        if not values.keys() <= layout.settable:
+            unknown = sorted(set(values) - layout.settable)
             raise UsageError(f"values for {', '.join(unknown)}, which name no placeholder or owned buffer")
-        module = self.module
+        memory, buffers, base, starts = self.bytes, self.buffers, self.base, layout.starts
         for b, shape, dtype in layout.typed:
-            memory = module[b.name]
-            if b.name in values and b.kind is not BufferKind.CONSTANT:
+            if b.name in values and b.kind is not _CONSTANT:
                 value = np.asarray(values[b.name])
                 if value.shape != shape or value.dtype != dtype:
                     raise UsageError(f"value for {b.name} is {value.dtype}{list(value.shape)}, the buffer is {b.type}")
-                np.ndarray(shape, dtype, memory)[...] = value  # the same dtype: the bits as they are
+                buffers[b.name][...] = value  # the same dtype: the bits as they are
             else:
-                memory[:] = layout.initial_bytes(b)
+                start = base + starts[b.name]
+                memory[start : start + b.type.nbytes] = layout.initial_bytes(b)
 
     def read_back(self) -> dict[str, np.ndarray]:
-        module = self.module
-        return {b.name: np.ndarray(shape, dtype, module[b.name]).copy() for b, shape, dtype in self.layout.kept}
+        buffers = self.buffers
+        return {name: buffers[name].copy() for name in self.layout.kept}
 
-    # -- one run ---------------------------------------------------------------
+    # -- runs ------------------------------------------------------------------
+
+    def run_each(self, runs: int) -> list[dict[str, np.ndarray]]:
+        """``runs`` runs, each followed by ``read_back``; the kernels under one
+        ``np.errstate(all="ignore")`` for them all, as ``run`` enters it for one."""
+        out = []
+        with np.errstate(all="ignore"):
+            for _ in range(runs):
+                self.steps()
+                out.append(self.read_back())
+        return out
 
     def run(self) -> None:
-        """One run: the plan's steps (poison and data), then its violation, if
-        any. The sanitizer's checks ran when the plan was made (they do not
-        depend on the data); an output is poisoned only where the kernel reads
-        it (elsewhere the poison is overwritten before anything can read it).
-        The kernels run under one ``np.errstate(all="ignore")`` for the run, as
-        ``run_kernel`` runs each (nothing else a run does sets a flag)."""
-        arena, views = self.arena, self.views
-        arena.fill(POISON)
+        """One run (``steps``), its kernels under one ``np.errstate(all="ignore")``,
+        as ``run_kernel`` runs each (nothing else a run does sets a flag)."""
         with np.errstate(all="ignore"):
-            for step in self.plan.steps:
-                kind = type(step)
-                if kind is PoisonStep:
-                    if step.owned is None:
-                        arena[step.lo : step.hi] = POISON
-                    else:
-                        arena[step.lo : step.hi][step.owned] = POISON
-                elif kind is KernelStep:
-                    if step.chunked:
-                        self.kernel_in_chunks(step)
-                    elif step.targets:  # nothing to commit: the kernel is not run (as for any kernel: only for a result)
-                        self.kernel(step)
-                elif step.overlap:
-                    self.copy_in_chunks(step)
+            self.steps()
+
+    def steps(self) -> None:
+        """The plan's steps (poison and data), then its violation, if any. The
+        sanitizer's checks ran when the plan was made (they do not depend on the
+        data); an output is poisoned only where the kernel reads it (elsewhere
+        the poison is overwritten before anything can read it). The caller
+        enters ``np.errstate(all="ignore")``."""
+        arena, memory, fill, views = self.arena, self.bytes, self.fill, self.views
+        arena.fill(POISON)
+        for step in self.plan.steps:
+            kind = type(step)
+            if kind is PoisonStep:
+                if step.owned is None:
+                    memory[step.lo : step.hi] = fill[: step.hi - step.lo]
                 else:
-                    views[step.dest.slot][...] = views[step.source.slot]
+                    arena[step.lo : step.hi][step.owned] = POISON
+            elif kind is KernelStep:
+                if step.chunked:
+                    self.kernel_in_chunks(step)
+                elif step.targets:  # nothing to commit: the kernel is not run (as for any kernel: only for a result)
+                    self.kernel(step)
+            elif step.overlap:
+                self.copy_in_chunks(step)
+            else:
+                views[step.dest.slot][...] = views[step.source.slot]
         self.plan.raise_failure()
 
-    def memory(self, loc: Loc) -> np.ndarray:
-        """The bytes of ``loc``."""
-        return (self.arena if loc.memory is None else self.module[loc.memory])[loc.lo : loc.hi]
+    def poison(self, loc: Loc) -> None:
+        """Fill the bytes of ``loc`` with poison."""
+        start = self.start(loc)
+        self.bytes[start : start + loc.hi - loc.lo] = self.fill[: loc.hi - loc.lo]
 
     def copy_in_chunks(self, step: CopyStep) -> None:
         """An overlapping copy: ``dest`` poisoned first, then copied chunk by
         chunk, each chunk from the source as it is then."""
-        dest, source = self.views[step.dest.slot].reshape(-1), self.views[step.source.slot].reshape(-1)
-        self.memory(step.dest)[:] = POISON
+        dest, source = self.views[step.dest.slot].ravel(), self.views[step.source.slot].ravel()  # views: contiguous
+        self.poison(step.dest)
         for lo, hi in chunk_bounds(step.dest.type.size):
             dest[lo:hi] = source[lo:hi].copy()
 
@@ -175,17 +207,20 @@ class _Machine:
         """The op's kernel (``kernels.prepared``) on the step's operands (views:
         memory as it is when it runs), results then new state; a run-time
         error names the node."""
-        views = self.views
+        kernel, ins, state = self.kernels[step.index]
         try:
-            return self.kernels[step.index]([views[loc.slot] for loc in step.ins], [views[loc.slot] for loc in step.state])
+            return kernel(ins, state)
         except ExecutionError as e:
-            op = step.instr.op
-            name = op.value if op is not None else "?"
-            raise ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name) from None
+            raise _named(step, e) from None
 
     def kernel(self, step: KernelStep) -> None:
-        """A kernel whose results overlap nothing it reads: computed once, each result committed whole."""
-        values = self.compute(step)
+        """A kernel whose results overlap nothing it reads: computed once
+        (``compute``, inline), each result committed whole."""
+        kernel, ins, state = self.kernels[step.index]
+        try:
+            values = kernel(ins, state)
+        except ExecutionError as e:
+            raise _named(step, e) from None
         views = self.views
         for j, (loc, _) in enumerate(step.targets):
             value, target = values[j], views[loc.slot]
@@ -201,11 +236,11 @@ class _Machine:
         them): until then, the last value is what the kernel would give, and the
         chunks of a target that overlaps nothing read are written at once."""
         for loc in step.poison:
-            self.memory(loc)[:] = POISON
+            self.poison(loc)
         views = self.views
         values = None
         for j, (loc, aliased) in enumerate(step.targets):
-            flat = views[loc.slot].reshape(-1)
+            flat = views[loc.slot].ravel()  # a view: views are contiguous
             if not aliased:
                 if values is None:
                     values = self.compute(step)
@@ -221,11 +256,31 @@ class _Machine:
         """``value``'s elements; IR-1 unless it has ``loc``'s type."""
         if value.shape != loc.type.shape or value.dtype != flat.dtype:
             raise self.wrong_value(step, loc, value)
-        return value.reshape(-1)
+        return value.ravel()  # ``reshape(-1)``: a view when ``value`` is contiguous, else a copy
 
     def wrong_value(self, step: KernelStep, loc: Loc, value: np.ndarray) -> Exception:
         message = f"the instruction produces {value.dtype}{list(value.shape)} for {loc.origin}, which is {loc.type}"
         return ir_violation(self.program, step.index, "IR-1", message, loc.origin)
+
+
+_CONSTANT = BufferKind.CONSTANT
+_POISON_FILL = memoryview(bytes([POISON]) * 4096)
+
+
+def _poison_fill(n: int) -> memoryview:
+    """At least ``n`` poison bytes (a read-only view, shared)."""
+    global _POISON_FILL
+    fill = _POISON_FILL
+    if len(fill) < n:
+        fill = _POISON_FILL = memoryview(bytes([POISON]) * n)
+    return fill
+
+
+def _named(step: KernelStep, e: ExecutionError) -> ExecutionError:
+    """The run-time error ``e`` of ``step``'s kernel, naming its node."""
+    op = step.instr.op
+    name = op.value if op is not None else "?"
+    return ExecutionError(f"node '{step.instr.name}' ({name}): {e}", node=step.instr.name)
 
 
 class _Layout:
@@ -235,18 +290,23 @@ class _Layout:
 
     def __init__(self, buffers: tuple[Buffer, ...]):
         self.buffers = buffers
-        self.sizes = [(b.name, b.type.nbytes) for b in buffers]
+        self.starts: dict[str, int] = {}  # buffer -> where its bytes start, after the arena's
+        end = 0
+        for b in buffers:
+            self.starts[b.name] = end
+            end += -(-b.type.nbytes // MODULE_ALIGN) * MODULE_ALIGN
+        self.nbytes = end  # the module buffers' bytes, with the gaps that align them
         self.settable = {b.name for b in buffers if b.kind is not BufferKind.CONSTANT}
         self.typed = [(b, b.type.shape, _DTYPES[b.type.dtype]) for b in buffers]
-        self.kept = [t for t in self.typed if t[0].kind is BufferKind.PLACEHOLDER or t[0].kind is BufferKind.OWNED]
-        self.initial: dict[str, np.ndarray] = {}  # buffer -> the bytes of its initial value (made on first use)
+        self.kept = [b.name for b in buffers if b.kind is BufferKind.PLACEHOLDER or b.kind is BufferKind.OWNED]
+        self.initial: dict[str, bytes] = {}  # buffer -> the bytes of its initial value (made on first use)
 
-    def initial_bytes(self, b: Buffer) -> np.ndarray:
+    def initial_bytes(self, b: Buffer) -> bytes:
         """The bytes of ``b``'s initial value (a function of the buffer)."""
         found = self.initial.get(b.name)
         if found is None:
             storage = Storage(b.name, StorageKind(b.kind.value), b.type.dtype, b.type.shape, init=b.init, owner=b.owner)
-            found = self.initial[b.name] = np.frombuffer(_initial_bytes(storage), dtype=np.uint8)
+            found = self.initial[b.name] = _initial_bytes(storage)
         return found
 
 
@@ -262,6 +322,27 @@ def _layout_of(buffers: tuple[Buffer, ...]) -> _Layout:
         _LAYOUTS.clear()
     found = _LAYOUTS[id(buffers)] = _Layout(buffers)
     return found
+
+
+PREPARED_KEPT = 1024
+# id of a kernel step's attributes -> (them, the op, its kernel in ``KERNELS``,
+# ``prepared(op, them)``): the attributes are the read-only mapping
+# ``kernel_facts`` keeps per instruction, which the programs sharing the
+# instruction share; bounded (cleared when full)
+_PREPARED: dict[int, tuple[Mapping[str, object], OpKind, Kernel, Prepared]] = {}
+
+
+def _prepared(op: OpKind, attrs: Mapping[str, object]) -> Prepared:
+    """``kernels.prepared(op, attrs)`` (a function of the op's kernel and the
+    attributes alone), kept by the identity of ``attrs``."""
+    found = _PREPARED.get(id(attrs))
+    if found is not None and found[0] is attrs and found[1] is op and found[2] is KERNELS[op]:
+        return found[3]
+    if len(_PREPARED) >= PREPARED_KEPT:
+        _PREPARED.clear()
+    fn = prepared(op, attrs)
+    _PREPARED[id(attrs)] = (attrs, op, KERNELS[op], fn)
+    return fn
 
 
 class _Dtypes(dict):

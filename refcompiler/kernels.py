@@ -24,6 +24,7 @@ Attrs = Mapping[str, object]
 Kernel = Callable[[Arrays, Arrays, Attrs], tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]
 
 F32 = np.float32
+_ZERO = F32(0)
 
 
 def _pure(fn: Callable[..., np.ndarray], *attr_names: str) -> Kernel:
@@ -37,11 +38,18 @@ def _pure(fn: Callable[..., np.ndarray], *attr_names: str) -> Kernel:
 
 
 def _transpose(x: np.ndarray, *, perm: Sequence[int] | None) -> np.ndarray:
-    return np.transpose(x, None if perm is None else tuple(perm)).copy()
+    return x.transpose(None if perm is None else tuple(perm)).copy()
 
 
 def _reduce_sum(x: np.ndarray, *, axis: object, keepdims: bool) -> np.ndarray:
     return np.asarray(x.sum(axis=reduce_axes(axis, x.ndim), keepdims=bool(keepdims), dtype=F32))
+
+
+def _roll(x: np.ndarray) -> np.ndarray:
+    """``np.roll(x, 1, axis=0)`` (the same rows moved: the same bits) for a fifth of its cost."""
+    if x.ndim == 0:
+        return np.roll(x, 1, axis=0)  # its error
+    return np.concatenate((x[-1:], x[:-1]))
 
 
 def _concat(*xs: np.ndarray, axis: int) -> np.ndarray:
@@ -86,10 +94,10 @@ def _embedding_update(inputs: Arrays, state: Arrays, attrs: Attrs) -> tuple[tupl
     ids, grad = inputs
     (table,) = state
     rows = table.shape[0]
-    bad = (ids < 0) | (ids >= rows)
-    if bad.any():
+    if ids.size and (ids.min() < 0 or ids.max() >= rows):  # two reductions: cheaper than a mask
+        bad = (ids < 0) | (ids >= rows)
         raise ExecutionError(f"embedding id {int(ids[bad].flat[0])} is out of range for a table of {rows} rows")
-    looked_up = table[ids]
+    looked_up = table.take(ids, axis=0)  # ``table[ids]``, for less
     new_table = table.copy()
     np.add.at(new_table, ids, grad)
     return (looked_up,), (new_table,)
@@ -111,7 +119,7 @@ KERNELS: dict[OpKind, Kernel] = {
     OpKind.SUB: _pure(np.subtract),
     OpKind.MUL: _pure(np.multiply),
     OpKind.MAX: _pure(np.maximum),
-    OpKind.RELU: _pure(lambda x: np.maximum(x, F32(0))),
+    OpKind.RELU: _pure(lambda x: np.maximum(x, _ZERO)),
     OpKind.NEG: _pure(np.negative),
     OpKind.TANH: _pure(np.tanh),
     OpKind.EXP: _pure(np.exp),
@@ -120,7 +128,7 @@ KERNELS: dict[OpKind, Kernel] = {
     OpKind.TRANSPOSE: _pure(_transpose, "perm"),
     OpKind.REDUCE_SUM: _pure(_reduce_sum, "axis", "keepdims"),
     OpKind.CONCAT: _pure(_concat, "axis"),
-    OpKind.ROLL: _pure(lambda x: np.roll(x, 1, axis=0)),
+    OpKind.ROLL: _pure(_roll),
     OpKind.RESHAPE: _pure(_reshape, "shape"),
     OpKind.ADD_SUB: _add_sub,
     OpKind.SGD_MOMENTUM: _sgd_momentum,
@@ -161,6 +169,10 @@ def prepared(op: OpKind, attrs: Attrs) -> Prepared:
 
     def run(inputs: Arrays, state: Arrays) -> tuple[np.ndarray, ...]:
         results, new_state = kernel(inputs, state, attrs)
-        return tuple(r if type(r) is np.ndarray else np.asarray(r) for r in (*results, *new_state))
+        values = (*results, *new_state)
+        for r in values:
+            if type(r) is not np.ndarray:
+                return tuple(np.asarray(r) for r in values)
+        return values
 
     return run

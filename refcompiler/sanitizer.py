@@ -26,6 +26,7 @@ instructions around it. The first one ends the run.
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 
 import numpy as np
 
@@ -41,8 +42,15 @@ NO_OWNER = -1
 _NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 owner entry
 
 
-_IN, _OUT = OperandKind.IN, OperandKind.OUT
+_IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
+_KERNEL, _COPY = Opcode.KERNEL, Opcode.COPY
 _CONSTANT, _PLACEHOLDER, _OWNED = BufferKind.CONSTANT, BufferKind.PLACEHOLDER, BufferKind.OWNED
+
+
+@lru_cache(maxsize=4096)
+def _entry(k: int) -> bytes:
+    """Owner ``k`` as one int32 entry of the owners' bytes."""
+    return k.to_bytes(4, sys.byteorder, signed=True)
 
 
 def _via(operand: Operand, origin: str) -> str:
@@ -69,7 +77,6 @@ class Shadow:
                 if i.opcode is alloc:
                     ids.setdefault(i.name, len(ids))
         self.ids = ids
-        self._id_bytes = {name: k.to_bytes(4, sys.byteorder, signed=True) for name, k in self.ids.items()}  # as int32 entries
         self.writers = program.placeholder_writers
         # the start of a run: the arena is dead, nothing allocated, no view defined, no placeholder written
         self.live: dict[str, int] = {}  # activation -> index of its alloc
@@ -98,7 +105,7 @@ class Shadow:
             raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
         self.live[name] = index
         self._state[lo:hi] = _UNINIT_BYTE * (hi - lo)
-        self._owner[4 * lo : 4 * hi] = self._id_bytes[name] * (hi - lo)
+        self._owner[4 * lo : 4 * hi] = _entry(self.ids[name]) * (hi - lo)
 
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
         """End ``name``: the bytes it still owns die (the interpreter poisons
@@ -109,7 +116,7 @@ class Shadow:
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
         del self.live[name]
         self.freed[name] = index
-        if self._owner[4 * lo : 4 * hi] == self._id_bytes[name] * (hi - lo):  # the common case: no other activation overlaps it
+        if self._owner[4 * lo : 4 * hi] == _entry(self.ids[name]) * (hi - lo):  # the common case: no other activation overlaps it
             self._state[lo:hi] = bytes(hi - lo)  # DEAD
             self._owner[4 * lo : 4 * hi] = _NO_OWNER_BYTES * (hi - lo)
             return None
@@ -143,6 +150,8 @@ class Shadow:
         """IR-3, IR-4, IR-5 for an operand whose origin is module buffer ``buffer``."""
         kind = buffer.kind
         if kind is _PLACEHOLDER:
+            if operand.kind is _IN and buffer.name not in self.saved_by_copy:  # the common case: a read of a value not saved
+                return
             self._check_placeholder(index, instr, operand, buffer)
         elif kind is _CONSTANT:
             if operand.kind is not _IN:  # writes (``OperandKind.writes``)
@@ -152,7 +161,7 @@ class Shadow:
             self._check_owned(index, instr, operand, buffer, _via(operand, buffer.name))
 
     def _check_owned(self, index: int, instr: Instr, operand: Operand, buffer: Buffer, via: str) -> None:
-        if instr.opcode is not Opcode.KERNEL or instr.name != buffer.owner:
+        if instr.opcode is not _KERNEL or instr.name != buffer.owner:
             raise self.fail(
                 index,
                 "IR-5",
@@ -160,7 +169,7 @@ class Shadow:
                 f"only its owner's kernel {buffer.owner} may",
                 buffer.name,
             )
-        if operand.kind is not OperandKind.INOUT or via:
+        if operand.kind is not _INOUT or via:
             raise self.fail(
                 index, "IR-5", f"owned {buffer.name}{via} is @{operand.kind.value} in its owner; only @inout by name", buffer.name
             )
@@ -182,7 +191,7 @@ class Shadow:
         if name in self.written and self.written[name] != index:
             raise self.fail(index, "IR-4", f"placeholder {name} is written again (first at instruction {self.written[name]})", name)
         self.written[name] = index
-        if instr.opcode is Opcode.COPY:
+        if instr.opcode is _COPY:
             self.saved_by_copy[name] = index
 
     def check_read(self, index: int, operand: Operand, origin: str, lo: int, hi: int) -> None:

@@ -37,3 +37,27 @@ def test_a_prepared_kernel_missing_an_attribute_fails_when_run_as_run_kernel_doe
         kernel(ins, state)
     with pytest.raises(KeyError):
         run_kernel(OpKind.TRANSPOSE, ins, state, {})
+
+
+@pytest.mark.parametrize("shape", [(1,), (4,), (0,), (0, 2), (3, 2), (2, 3, 1), (5, 0)])
+def test_roll_gives_the_bits_np_roll_gives(shape: tuple[int, ...]) -> None:
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    (got,), _ = run_kernel(OpKind.ROLL, [x], [], {})
+    want = np.roll(x, 1, axis=0)
+    assert got.shape == want.shape and got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("ids", "first_bad"), [([0, 3, -1], 3), ([[-2, 1]], -2), ([1, 0, 2, 1], None), ([], None)])
+def test_embedding_update_names_the_first_id_out_of_range(ids: list[int], first_bad: int | None) -> None:
+    from refcompiler.errors import ExecutionError
+
+    index = np.array(ids, np.int32)
+    grad, table = np.ones(index.shape + (2,), np.float32), np.arange(6, dtype=np.float32).reshape(3, 2)
+    if first_bad is None:
+        (looked_up,), (new_table,) = run_kernel(OpKind.EMBEDDING_UPDATE, [index, grad], [table], {})
+        want = table.copy()
+        np.add.at(want, index, grad)
+        assert looked_up.tobytes() == table[index].tobytes() and new_table.tobytes() == want.tobytes()
+    else:
+        with pytest.raises(ExecutionError, match=f"embedding id {first_bad} is out of range for a table of 3 rows"):
+            run_kernel(OpKind.EMBEDDING_UPDATE, [index, grad], [table], {})
