@@ -33,8 +33,10 @@ def replay_command(config: CampaignConfig, case_path: str) -> str:
     """The command that replays a stored case as the campaign saw it: with its
     mutant, allowing each plug-in module the case names, and with
     ``PYTHONPATH`` set to the folders those modules were imported from when
-    the campaign found them on its ``PYTHONPATH`` or in its current folder
-    (``plugin_folders``): the command then runs from anywhere."""
+    the campaign found them on its ``PYTHONPATH`` (``plugin_folders``): a
+    shell without it then runs the command as the campaign's did. (A module
+    found in the current folder is found there again: the command, whose
+    case path may be relative, is run from there.)"""
     modules = plugin_modules(config)
     words = ["refc", "replay", case_path]
     if config.mutant:
@@ -47,12 +49,10 @@ def replay_command(config: CampaignConfig, case_path: str) -> str:
 
 
 def plugin_folders(modules: list[str]) -> list[str]:
-    """The folders (absolute) that the imported ``modules`` were found in, for
-    those found on ``PYTHONPATH`` or in the current folder (where
-    ``refcompiler.plugins`` looks last); a module that is not imported, or was
-    installed, needs none."""
-    here = [Path.cwd()] + [Path(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
-    searched = {p.resolve() for p in here}
+    """The ``PYTHONPATH`` folders (absolute) that the imported ``modules`` were
+    found in; a module that is not imported, or was found elsewhere
+    (installed, in the current folder), needs none."""
+    searched = {Path(e).resolve() for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e}
     folders: list[str] = []
     for name in modules:
         file = getattr(sys.modules.get(name), "__file__", None)

@@ -122,10 +122,9 @@ def test_the_replay_command_carries_the_folder_a_plugin_was_found_in(monkeypatch
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(PLUGINS))  # found on PYTHONPATH: a replay from elsewhere needs it
     assert replay_command(config, "c.json") == f"PYTHONPATH={PLUGINS} refc replay c.json --allow-plugin flaky_scheduler"
-    monkeypatch.chdir(PLUGINS)  # or found in the current folder
-    monkeypatch.delenv("PYTHONPATH")
-    assert replay_command(config, "c.json") == f"PYTHONPATH={PLUGINS} refc replay c.json --allow-plugin flaky_scheduler"
-    monkeypatch.chdir(tmp_path)  # found elsewhere (installed, or a path set in-process): nothing to add
+    monkeypatch.delenv("PYTHONPATH")  # found elsewhere (installed, a path set in-process): nothing to add
+    assert replay_command(config, "c.json") == "refc replay c.json --allow-plugin flaky_scheduler"
+    monkeypatch.chdir(PLUGINS)  # nor in the current folder, where the command is run again
     assert replay_command(config, "c.json") == "refc replay c.json --allow-plugin flaky_scheduler"
     # a built-in scheduler names no module
     assert replay_command(replace(config, schedulers=("topo",)), "c.json") == "refc replay c.json"
