@@ -40,7 +40,8 @@ def test_a_missing_package_or_unknown_name_is_exit_2_with_the_pip_command(capsys
     assert code == 2 and "disable.mem_pattern=on.arena=on.sequential" in err
 
 
-def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_path):
+def test_fuzz_a_planted_wrong_target_writes_cases_and_bug_folders(capsys, tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # else the replay command carries it (test_plugins)
     code, out, err = refc(capsys, "fuzz", "--target", FAKE + "ALIASING", "--max-cases", "20", "--workers", "1", "--out", tmp_path)
     assert code == 1, out
     first = err.splitlines()[0]  # what runs: the target, not refc's schedulers and pipeline
