@@ -267,12 +267,20 @@ _CONSTANT = BufferKind.CONSTANT
 _POISON_FILL = memoryview(bytes([POISON]) * 4096)
 
 
+# The most poison bytes kept for every machine to share (``_poison_fill``): a
+# larger block gets its own, freed with it, so that one large program run once
+# does not hold as much memory again for the rest of the process.
+POISON_FILL_KEPT = 1 << 20
+
+
 def _poison_fill(n: int) -> memoryview:
-    """At least ``n`` poison bytes (a read-only view, shared)."""
+    """At least ``n`` poison bytes (a read-only view; shared up to ``POISON_FILL_KEPT``)."""
     global _POISON_FILL
     fill = _POISON_FILL
     if len(fill) < n:
-        fill = _POISON_FILL = memoryview(bytes([POISON]) * n)
+        fill = memoryview(bytes([POISON]) * n)
+        if n <= POISON_FILL_KEPT:
+            _POISON_FILL = fill
     return fill
 
 

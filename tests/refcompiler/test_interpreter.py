@@ -465,3 +465,21 @@ def test_chunks_cover_the_range_in_order() -> None:
         assert 2 <= len(chunks) <= CHUNKS
         assert chunks[0][0] == 0 and chunks[-1][1] == size
         assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(chunks, chunks[1:]))
+
+
+def test_a_large_program_runs_exactly_and_leaves_no_poison_of_its_size_behind() -> None:
+    # the poison bytes every machine shares are kept only up to POISON_FILL_KEPT
+    from refcompiler.graph_json import graph_from_doc
+
+    rows = interpreter.POISON_FILL_KEPT // (4 * 256) + 8  # two activations of more than the kept size each
+    doc = {"format": "refc-graph/1", "name": "large",
+           "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [rows, 256], "init": {"seed": 1}},
+                       {"name": "out", "kind": "placeholder", "dtype": "float32", "shape": [rows, 256]}],
+           "nodes": [{"name": "n", "op": "neg", "inputs": ["A"]}, {"name": "r", "op": "relu", "inputs": ["n"]},
+                     {"name": "s", "op": "save", "inputs": ["r"], "attrs": {"target": "out"}}]}
+    graph = graph_from_doc(doc)
+    compiled = compile_graph(graph, pipeline="O0")
+    assert compiled.program.peak_bytes > interpreter.POISON_FILL_KEPT
+    got = run_compiled(compiled)
+    assert same_bits(got["out"], run_reference(graph)["out"])
+    assert len(interpreter._POISON_FILL) <= interpreter.POISON_FILL_KEPT
