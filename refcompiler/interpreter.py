@@ -4,7 +4,7 @@ under the sanitizer (``refcompiler.sanitizer``).
 The execution contract, which is what makes aliasing bugs visible:
 
 - memory is real: one ``uint8`` arena of ``peak_bytes`` and one byte buffer
-  per module buffer; every operand is a numpy view of its bytes
+  per module buffer (disjoint parts of one allocation); every operand is a numpy view of its bytes
   (its dtype and shape over those bytes), so views and shared buffers alias;
 - ``alloc`` fills its region with poison (``0xFF`` bytes: a NaN as float32,
   -1 as int32); ``dealloc`` poisons the bytes its activation still owns (a
