@@ -21,8 +21,32 @@ _spaced = 0  # blocks running under ``fewer_collections``
 _threshold: tuple[int, int, int] = (700, 10, 10)  # the thresholds when the first of them began
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
+class _Paused:
+    """``collector_paused``'s context manager: a plain class, not a generator,
+    since it is entered several times per compilation."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        global _pauses, _resume
+        with _pause_lock:
+            if _pauses == 0:
+                _resume = gc.isenabled()
+                gc.disable()
+            _pauses += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _pauses
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume:
+                gc.enable()
+
+
+_PAUSED = _Paused()  # holds no state of its own: one object, entered any number of times
+
+
+def collector_paused() -> contextlib.AbstractContextManager[None]:
     """Run the block with Python's cyclic garbage collector paused.
 
     Why: a compilation allocates many objects, most of which live until it
@@ -32,19 +56,7 @@ def collector_paused() -> Iterator[None]:
     compilation drops; cycles wait for the next collection. Nested and
     concurrent blocks share one pause: the collector resumes when the last
     one ends, and only if it was running when the first one began."""
-    global _pauses, _resume
-    with _pause_lock:
-        if _pauses == 0:
-            _resume = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume:
-                gc.enable()
+    return _PAUSED
 
 
 @contextlib.contextmanager
