@@ -136,30 +136,53 @@ def _elements(value: object, origin: str) -> list[tuple[str, Pass]]:
     raise UsageError(f"pipeline {origin}: {value!r} is neither a pass nor a pass name")
 
 
+# What a string of built-in names resolved to (``resolve_pipeline``), by the
+# string: ``PIPELINES`` and ``PASSES`` are fixed tables, so it resolves alike
+# every time (the swap points a mutant installs are inside the passes, not
+# these). Bounded (cleared when full).
+_RESOLVED: dict[str, tuple[tuple[str, Pass], ...]] = {}
+_RESOLVED_SIZE = 64
+
+
 def resolve_pipeline(spec: str | Sequence[str | Pass]) -> list[tuple[str, Pass]]:
-    """The passes ``spec`` names, as ``(name, pass)`` in order.
+    """The passes ``spec`` names, as ``(name, pass)`` in order (a new list).
 
     ``spec``: a string of comma-separated items, each a pipeline name (``O0``,
     ``O2``), a pass name or ``module:attribute``; or a sequence of pipeline
     names, pass names and pass functions. Raises ``UsageError`` listing what is known when a name
-    is unknown.
+    is unknown. A string of built-in names is resolved once, on its first
+    call (a compilation resolves its pipeline every time); one with a
+    ``module:attribute`` item is loaded on every call.
     """
     if isinstance(spec, str):
-        items = [item.strip() for item in spec.split(",")]
-        if any(not item for item in items):
-            raise UsageError(f"pipeline {spec!r}: empty pass name (known: {_known()})")
-        out: list[tuple[str, Pass]] = []
-        for item in items:
-            if item in PIPELINES:
-                out.extend(_by_name(name) for name in PIPELINES[item])
-            elif ":" in item:
-                out.extend(_from_object(load_attribute(item, "pipeline"), repr(item)))
-            else:
-                out.append(_by_name(item))
+        found = _RESOLVED.get(spec)
+        if found is not None:
+            return list(found)
+        out = _resolve_string(spec)
+        if ":" not in spec:
+            if len(_RESOLVED) >= _RESOLVED_SIZE:
+                _RESOLVED.clear()
+            _RESOLVED[spec] = tuple(out)
         return out
     if isinstance(spec, Sequence):
         return [p for v in spec for p in _elements(v, repr(spec))]
     return _from_object(spec, repr(spec))
+
+
+def _resolve_string(spec: str) -> list[tuple[str, Pass]]:
+    """``resolve_pipeline`` for a string, resolved now."""
+    items = [item.strip() for item in spec.split(",")]
+    if any(not item for item in items):
+        raise UsageError(f"pipeline {spec!r}: empty pass name (known: {_known()})")
+    out: list[tuple[str, Pass]] = []
+    for item in items:
+        if item in PIPELINES:
+            out.extend(_by_name(name) for name in PIPELINES[item])
+        elif ":" in item:
+            out.extend(_from_object(load_attribute(item, "pipeline"), repr(item)))
+        else:
+            out.append(_by_name(item))
+    return out
 
 
 # Callbacks shown each program ``run_pipeline`` makes (``watching``); none in a campaign.
