@@ -77,6 +77,7 @@ class GraphContext:
     _passed_compiled: dict[tuple[tuple[str, ...], str], Compiled] = field(default_factory=dict, repr=False)
     _reproducible: dict[str, bool] = field(default_factory=dict, repr=False)
     _illegal_given: dict[tuple[str, ...], InvariantViolation | None] = field(default_factory=dict, repr=False)
+    _illegal: dict[tuple[int, tuple[str, ...]], tuple[Graph, InvariantViolation | None]] = field(default_factory=dict, repr=False)
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
     _compared: tuple[Graph, bool] | None = field(default=None, repr=False)
@@ -144,7 +145,17 @@ class GraphContext:
 
     def illegal(self, scheduled: Graph, order: Sequence[str]) -> InvariantViolation | None:
         """``None`` when ``order`` is a legal order of ``scheduled`` under the
-        correct model, else why not."""
+        correct model, else why not. Remembered per graph object and order
+        (a pure function of them: every pipeline compiling an order asks;
+        graphs are immutable, and the entry holds the graph, so its id is
+        not reused while it is kept)."""
+        key = (id(scheduled), tuple(order))
+        found = self._illegal.get(key)
+        if found is None or found[0] is not scheduled:
+            found = self._illegal[key] = (scheduled, self._check_order(scheduled, key[1]))
+        return found[1]
+
+    def _check_order(self, scheduled: Graph, order: tuple[str, ...]) -> InvariantViolation | None:
         same = self._is_prepared(scheduled)
         try:
             check_schedule(scheduled, list(order), *((self.deps, self._deps_edges) if same else ()))
