@@ -37,6 +37,9 @@ class Feature(FastEnum):
     CHAIN = "chain"  # a move x -> op -> op (-> op): single-input ops, each reading the last
 
 
+# Each op's name (``kind.value``, read without the enum's descriptor: a name per node).
+_OP_NAMES = {kind: kind.value for kind in OpKind}
+
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
 _FRESH = (True, False, False)
 
@@ -95,7 +98,7 @@ class Builder:
 
     # -- names --------------------------------------------------------------
     def node_name(self, kind: OpKind) -> str:
-        return f"{kind.value}{len(self.nodes)}"
+        return f"{_OP_NAMES[kind]}{len(self.nodes)}"
 
     def storage_name(self, kind: StorageKind) -> str:
         prefix = {StorageKind.PLACEHOLDER: "p", StorageKind.CONSTANT: "c"}[kind]
@@ -206,7 +209,8 @@ class Builder:
         state_types = [self.storage_type(s) for s in state]
         results = spec.shape_rule([v.type for v in inputs], state_types, _attr_values(spec, node))
         self.nodes.append(node)
-        self.users.update([v.ref.name for v in inputs])
+        for v in inputs:
+            self.users.add(v.ref.name)
         # drawn with the node, not after the whole graph (see _SAVE_SINK)
         if results and self.draws.choice(_SAVE_SINK):
             self.keep.add(node.name)
