@@ -40,6 +40,8 @@ class Feature(FastEnum):
 # Each op's name (``kind.value``, read without the enum's descriptor: a name per node).
 _OP_NAMES = {kind: kind.value for kind in OpKind}
 
+_STORAGE_PREFIX = {StorageKind.PLACEHOLDER: "p", StorageKind.CONSTANT: "c"}
+
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
 _FRESH = (True, False, False)
 
@@ -101,8 +103,7 @@ class Builder:
         return f"{_OP_NAMES[kind]}{len(self.nodes)}"
 
     def storage_name(self, kind: StorageKind) -> str:
-        prefix = {StorageKind.PLACEHOLDER: "p", StorageKind.CONSTANT: "c"}[kind]
-        return f"{prefix}{len(self.storage)}"
+        return f"{_STORAGE_PREFIX[kind]}{len(self.storage)}"
 
     # -- storage --------------------------------------------------------------
     def seed(self) -> int:
@@ -222,7 +223,8 @@ class Builder:
 
     def value_of(self, node: str) -> Value:
         """The (single) result of ``node``."""
-        return next(v for v in self.values if v.ref == Ref(node))
+        ref = Ref(node)
+        return next(v for v in self.values if v.ref == ref)
 
     def storage_type(self, name: str) -> TensorType:
         s = next(s for s in self.storage if s.name == name)
