@@ -203,7 +203,7 @@ class Builder:
         node = Node(
             name=name or self.node_name(kind),
             op=kind,
-            inputs=tuple(v.ref for v in inputs),
+            inputs=tuple([v.ref for v in inputs]),
             state=state,
             attrs=freeze_attrs(attrs) if attrs else (),
         )
@@ -216,9 +216,8 @@ class Builder:
         if results and self.draws.choice(_SAVE_SINK):
             self.keep.add(node.name)
         multi = len(results) > 1
-        high = _int_bound(kind, inputs)
         for k, t in enumerate(results):
-            self.values.append(Value(Ref(node.name, k if multi else None), t, None, high if t.dtype is I32 else None))
+            self.values.append(Value(Ref(node.name, k if multi else None), t, None, _int_bound(inputs) if t.dtype is I32 else None))
         return node
 
     def value_of(self, node: str) -> Value:
@@ -249,7 +248,7 @@ def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:
     return {a.name: given.get(a.name, a.default) for a in spec.attrs}
 
 
-def _int_bound(kind: OpKind, inputs: tuple[Value, ...]) -> int | None:
+def _int_bound(inputs: tuple[Value, ...]) -> int | None:
     """Ops on int32 values only move them around (identity, transpose, concat,
     roll, reshape) or pick one of them (max), so the result's bound is the
     largest operand bound."""
