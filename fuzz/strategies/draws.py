@@ -111,9 +111,9 @@ class RandomDraws(Draws):
             if lo == hi:
                 return lo
             raise ValueError(f"empty range for integer({lo}, {hi})")
-        # rng.randint(lo, hi) as CPython makes it (randrange -> _randbelow: the
-        # fewest bits that hold hi - lo, redrawn until below the width), the
-        # same value from the same generator at a third of its calls
+        # rng.randint(lo, hi) as CPython makes it (randrange -> _randbelow: as
+        # many random bits as the width has, redrawn until below the width):
+        # the same value from the same generator, at a third of its calls
         width = hi - lo + 1
         k = width.bit_length()
         r = self._bits(k)
