@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -67,14 +68,21 @@ def draw_case(d: Draws, config: CampaignConfig) -> Case3:
     if config.graph is not None:
         return one_graph_case(d, config.graph)
     # invalid when the drawn k is among the last ``bad`` of ``slots``: k shrinks to 0, valid
-    share = Fraction(config.invalid_share).limit_denominator(100)
-    slots, bad = share.denominator, share.numerator
+    slots, bad = _slots(config.invalid_share)
     invalid = bad > 0 and d.integer(0, slots - 1) >= slots - bad
     graph, expect = build_graph(d, max_nodes=config.max_nodes, max_dim=config.max_dim), PASS
     if invalid:
         invariant, edit = edit_of(graph)
         graph, expect = break_graph(d, graph, invariant, edit), reject(invariant)
     return graph, expect, d.integer(0, 2**16)
+
+
+@functools.lru_cache(maxsize=16)
+def _slots(invalid_share: float) -> tuple[int, int]:
+    """(slots, bad): ``invalid_share`` as the fraction bad / slots, to within 1/100
+    (made once per share: the ``Fraction`` was 5% of drawing a case)."""
+    share = Fraction(invalid_share).limit_denominator(100)
+    return share.denominator, share.numerator
 
 
 def edit_of(graph: Graph) -> tuple[str, int]:

@@ -7,11 +7,10 @@ shape rule, never through the recipe that picked its operands.
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from specs import OPS, Dtype, OpKind, OpSpec, ShapeError, TensorType
+from specs.opspec import FastEnum
 
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 
@@ -26,8 +25,9 @@ MAX_RANK = 3
 MAX_SEED = 2**16
 
 
-class Feature(enum.Enum):
-    """Optional structure a swarm example may enable (besides its ops)."""
+class Feature(FastEnum):
+    """Optional structure a swarm example may enable (besides its ops);
+    hashed as objects are (the builder asks ``feature in features`` often)."""
 
     BROADCAST = "broadcast"  # binary operands of different, broadcastable shapes
     CONSTANTS = "constants"  # fresh operands may be constants, not only placeholders
@@ -36,6 +36,11 @@ class Feature(enum.Enum):
     DIAMOND = "diamond"  # a move x -> (view or elementwise, in-place candidate) -> binary join
     CHAIN = "chain"  # a move x -> op -> op (-> op): single-input ops, each reading the last
 
+
+# Each op's name (``kind.value``, read without the enum's descriptor: a name per node).
+_OP_NAMES = {kind: kind.value for kind in OpKind}
+
+_STORAGE_PREFIX = {StorageKind.PLACEHOLDER: "p", StorageKind.CONSTANT: "c"}
 
 # Fresh storage or an existing value, for an operand: fresh is index 0 (shrinking).
 _FRESH = (True, False, False)
@@ -53,13 +58,13 @@ _SAVE_SINK = (False, True, True)
 _ACTIVATION = (False, True, True, True)
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """A value a node may read: a node result or a readable storage.
 
     ``id_high`` bounds an int32 value (every element is in [0, id_high)), so
     that an embedding table with at least that many rows never sees an id out
-    of range.
+    of range. Immutable; a named tuple rather than a frozen dataclass because
+    one is made per storage and node result, a quarter of the cost.
     """
 
     ref: Ref
@@ -95,11 +100,10 @@ class Builder:
 
     # -- names --------------------------------------------------------------
     def node_name(self, kind: OpKind) -> str:
-        return f"{kind.value}{len(self.nodes)}"
+        return f"{_OP_NAMES[kind]}{len(self.nodes)}"
 
     def storage_name(self, kind: StorageKind) -> str:
-        prefix = {StorageKind.PLACEHOLDER: "p", StorageKind.CONSTANT: "c"}[kind]
-        return f"{prefix}{len(self.storage)}"
+        return f"{_STORAGE_PREFIX[kind]}{len(self.storage)}"
 
     # -- storage --------------------------------------------------------------
     def seed(self) -> int:
@@ -142,8 +146,12 @@ class Builder:
         activations are what buffer sharing works on; see also
         ``activation``), then storage. Shrinking goes to fresh storage, which
         cuts the node loose from earlier ones so that they can be deleted."""
-        ok = [v for v in reversed(self.values) if want(v)]
-        cands = [v for v in ok if v.storage is None] + [v for v in ok if v.storage is not None]
+        results: list[Value] = []
+        stored: list[Value] = []
+        for v in reversed(self.values):
+            if want(v):
+                (results if v.storage is None else stored).append(v)
+        cands = results + stored
         if fresh is not None and (not cands or self.draws.choice(_FRESH)):
             return fresh()
         if not cands:
@@ -195,26 +203,27 @@ class Builder:
         node = Node(
             name=name or self.node_name(kind),
             op=kind,
-            inputs=tuple(v.ref for v in inputs),
+            inputs=tuple([v.ref for v in inputs]),
             state=state,
-            attrs=freeze_attrs(attrs or {}),
+            attrs=freeze_attrs(attrs) if attrs else (),
         )
         state_types = [self.storage_type(s) for s in state]
         results = spec.shape_rule([v.type for v in inputs], state_types, _attr_values(spec, node))
         self.nodes.append(node)
-        self.users.update(v.ref.name for v in inputs)
+        for v in inputs:
+            self.users.add(v.ref.name)
         # drawn with the node, not after the whole graph (see _SAVE_SINK)
         if results and self.draws.choice(_SAVE_SINK):
             self.keep.add(node.name)
         multi = len(results) > 1
-        high = _int_bound(kind, inputs)
         for k, t in enumerate(results):
-            self.values.append(Value(Ref(node.name, k if multi else None), t, None, high if t.dtype is I32 else None))
+            self.values.append(Value(Ref(node.name, k if multi else None), t, None, _int_bound(inputs) if t.dtype is I32 else None))
         return node
 
     def value_of(self, node: str) -> Value:
         """The (single) result of ``node``."""
-        return next(v for v in self.values if v.ref == Ref(node))
+        ref = Ref(node)
+        return next(v for v in self.values if v.ref == ref)
 
     def storage_type(self, name: str) -> TensorType:
         s = next(s for s in self.storage if s.name == name)
@@ -233,11 +242,13 @@ class NoOperand(Exception):
 
 
 def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:
+    if not spec.attrs:
+        return {}
     given = dict(node.attrs)
     return {a.name: given.get(a.name, a.default) for a in spec.attrs}
 
 
-def _int_bound(kind: OpKind, inputs: tuple[Value, ...]) -> int | None:
+def _int_bound(inputs: tuple[Value, ...]) -> int | None:
     """Ops on int32 values only move them around (identity, transpose, concat,
     roll, reshape) or pick one of them (max), so the result's bound is the
     largest operand bound."""

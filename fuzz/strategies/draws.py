@@ -49,7 +49,7 @@ class Draws:
 
     def choice(self, seq: Sequence[T]) -> T:
         """An element of ``seq`` (non-empty), each position equally likely; shrinks to the first."""
-        return seq[self.index(len(seq))]
+        return seq[self.integer(0, len(seq) - 1)]  # self.index, one call fewer: the builder's most frequent choice
 
     def list_of(self, element: Callable[[], T], min_size: int, max_size: int) -> list[T]:
         """A list of ``element()`` draws, its length uniform in [min_size, max_size]; shrinks short."""
@@ -103,12 +103,23 @@ class RandomDraws(Draws):
 
     def __init__(self, rng: random.Random):
         self._rng = rng
+        self._bits = rng.getrandbits
         self.choices: list[Choice] = []
 
     def integer(self, lo: int, hi: int) -> int:
-        if lo == hi:
-            return lo
-        v = self._rng.randint(lo, hi)
+        if lo >= hi:
+            if lo == hi:
+                return lo
+            raise ValueError(f"empty range for integer({lo}, {hi})")
+        # rng.randint(lo, hi) as CPython makes it (randrange -> _randbelow: as
+        # many random bits as the width has, redrawn until below the width):
+        # the same value from the same generator, at a third of its calls
+        width = hi - lo + 1
+        k = width.bit_length()
+        r = self._bits(k)
+        while r >= width:
+            r = self._bits(k)
+        v = lo + r
         self.choices.append(v)
         return v
 

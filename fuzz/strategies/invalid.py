@@ -14,7 +14,6 @@ from hypothesis.errors import InvalidArgument
 from specs import OPS, Dtype, OpKind
 
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
-from refcompiler.verifier import infer_types
 
 from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, MAX_SEED
 from fuzz.strategies.draws import Draws, HypothesisDraws
@@ -72,7 +71,6 @@ class _Editor:
         self.graph = graph
         self.storage = list(graph.storage)
         self.nodes = list(graph.nodes)
-        self.types = infer_types(graph)
         self.count = 0
 
     def name(self, base: str) -> str:

@@ -249,7 +249,8 @@ def save_target(b: Builder, value: Value) -> str:
         return (
             s.kind is StorageKind.PLACEHOLDER
             and s.name not in b.saved
-            and TensorType(s.shape, s.dtype) == value.type
+            and s.shape == value.type.shape  # the value's type, without making a TensorType per storage
+            and s.dtype is value.type.dtype
             and b.id_high.get(s.name, high) >= high
         )
 

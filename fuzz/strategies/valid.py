@@ -71,11 +71,15 @@ _PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
 _MORE = (False,) + (True,) * 7
 
 
-def _swarm(key: int) -> Callable[[float], bool]:
-    """Whether to drop the next op or feature, with the given probability,
-    in a sequence fixed by ``key``; nothing is dropped for key 0."""
-    rng = random.Random(key)
-    return lambda p: key != 0 and rng.random() < p
+def _swarm(key: int, universe: tuple[OpKind, ...], feats: tuple[Feature, ...]) -> tuple[list[OpKind], frozenset[Feature]]:
+    """The enabled ops (all of ``universe`` when every one is dropped) and
+    features: each dropped with its probability, in a sequence fixed by
+    ``key`` (the ops in order, then the features); nothing is dropped for key 0."""
+    if key == 0:
+        return list(universe), frozenset(feats)
+    r = random.Random(key).random
+    enabled = [k for k in universe if not r() < _DROP] or list(universe)
+    return enabled, frozenset(f for f in feats if not r() < (_DROP_PATTERN if f in _PATTERNS else _DROP))
 
 
 @st.composite
@@ -89,9 +93,7 @@ def build_graph(d: Draws, universe: tuple[OpKind, ...] = tuple(OPS), feats: tupl
     """The graph ``graphs()`` draws, its choices made by ``d`` (arguments as
     ``graphs`` checks them; the defaults are its own)."""
     # Swarm: shrinking (towards seed 0) enables everything and then picks the table's first ops.
-    drop = _swarm(d.integer(0, _SWARM) if swarm else 0)
-    enabled = [k for k in universe if not drop(_DROP)] or list(universe)
-    features = frozenset(f for f in feats if not drop(_DROP_PATTERN if f in _PATTERNS else _DROP))
+    enabled, features = _swarm(d.integer(0, _SWARM) if swarm else 0, universe, feats)
     b = Builder(d, features, max_nodes, max_dim)
     # a diamond counts as two moves' worth of choice: it is three nodes of structure
     moves: list[OpKind | Feature] = list(enabled)

@@ -80,6 +80,17 @@ def test_the_random_backend_records_what_hypothesis_records():
         assert replayed(strategy, r.choices) == drawn
 
 
+def test_the_random_backend_draws_what_randint_draws():
+    # a campaign's cases are a function of its seed: the backend's integers stay
+    # the values random.Random.randint gives from the same generator
+    for k in range(20):
+        mine, theirs = RandomDraws(random.Random(k)), random.Random(k)
+        for lo, hi in [(0, 1), (-3, 5), (0, 2**16), (1, 4), (0, 2**32 - 1), (5, 6), (0, 99)] * 5:
+            assert mine.integer(lo, hi) == theirs.randint(lo, hi)
+    with pytest.raises(ValueError):
+        RandomDraws(random.Random(0)).integer(3, 2)
+
+
 def test_lists_permutations_and_subsets_cover_their_range_and_shrink_to_the_simplest():
     seen_perm, seen_sub, sizes = set(), set(), set()
     for k in range(300):
