@@ -66,6 +66,11 @@ class CampaignConfig:
     def __post_init__(self) -> None:
         if self.budget is None and self.max_cases is None:
             raise UsageError("a campaign needs a time budget, a case count, or both")
+        counts = {"max_cases": self.max_cases, "workers": self.workers, "chunk_cases": self.chunk_cases,
+                  "max_nodes": self.max_nodes, "max_dim": self.max_dim}
+        for name, value in counts.items():  # whole numbers: the generator draws sizes from them
+            if value is not None and (type(value) is bool or not isinstance(value, int)):
+                raise UsageError(f"{name} must be a whole number, got {value!r}")
         if self.budget is not None and not self.budget > 0:
             raise UsageError(f"the budget must be positive, got {self.budget}")
         if self.max_cases is not None and self.max_cases < 1:

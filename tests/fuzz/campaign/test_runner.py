@@ -136,6 +136,11 @@ def test_config_is_validated():
         CampaignConfig(workers=0)
     with pytest.raises(UsageError):
         CampaignConfig(invalid_share=2)
+    # sizes are whole numbers (the generator draws from them): not a float or a bool
+    for field, value in (("max_dim", 8.0), ("max_nodes", 5.5), ("workers", True), ("max_cases", 3.0), ("chunk_cases", "50")):
+        with pytest.raises(UsageError, match=f"{field} must be a whole number, got {value!r}"):
+            CampaignConfig(**{"max_cases": 10, field: value})
+    assert CampaignConfig(max_cases=10, max_dim=8, max_nodes=5).max_dim == 8
 
 
 def test_chunk_seeds_depend_on_seed_and_index_only():
