@@ -21,7 +21,7 @@ import heapq
 
 from refcompiler import variants
 from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Opcode, Program, identity_key
+from refcompiler.ir import IdentityTable, Opcode, Program, identity_key
 from refcompiler.ir_analysis import Analysis, analyze
 from refcompiler.ir_verifier import check_mem1
 from refcompiler.variants import replaced, swappable
@@ -86,21 +86,18 @@ def allocate(program: Program) -> Program:
     """
     key = identity_key(program)
     swaps = variants.active()
-    found = _ALLOCATED.get(key) if key is not None else None
-    if found is not None and found[0] is swaps:
-        return found[1].with_schedule(program.schedule, program.passes)
+    found = _ALLOCATED.get(key, swaps) if key is not None else None
+    if found is not None:
+        return found[1].with_schedule(program.schedule, program.passes)  # type: ignore[attr-defined]  # a Program
     result = _allocate(program)
     if key is not None:
-        if len(_ALLOCATED) >= _ALLOCATED_SIZE:
-            _ALLOCATED.clear()
-        _ALLOCATED[key] = (swaps, result)  # the result holds the objects of the key: their ids stay theirs
+        _ALLOCATED.put(key, swaps, program, result)
     return result
 
 
 # Programs ``allocate`` recently made, by the ``identity_key`` of what it was
-# given, with the swap table they were made under. Cleared when full.
-_ALLOCATED: dict[tuple, tuple[object, Program]] = {}
-_ALLOCATED_SIZE = 64
+# given, under the swap table they were made with.
+_ALLOCATED = IdentityTable(64)
 
 
 def _allocate(program: Program) -> Program:

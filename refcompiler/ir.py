@@ -30,7 +30,7 @@ from refcompiler.spec import spec_of
 
 _T = TypeVar("_T")
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "identity_key", "signature_problem"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "IdentityTable", "identity_key", "signature_problem"]
 
 
 class OperandKind(FastEnum):
@@ -301,6 +301,30 @@ def identity_key(program: Program) -> tuple | None:
     if found is None:  # made once per object (``_copy`` hands on none: the fields change)
         found = known["_identity_key"] = (program.name, id(program.buffers), id(program.saves), program.offsets, program.peak_bytes, *map(id, program.instrs))
     return found
+
+
+class IdentityTable:
+    """Results kept by a program's ``identity_key`` (or a key holding it) and
+    the context they were made under (a swap table or ``verdict_context``,
+    compared by identity): at most ``size`` of them, emptied when full. Each
+    entry keeps the program its key was made from, so that the ids in the key
+    stay that program's objects' while it lives."""
+
+    __slots__ = ("size", "entries")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: dict[tuple, tuple[object, Program, object]] = {}
+
+    def get(self, key: tuple, context: object) -> tuple[Program, object] | None:
+        """(the program, the result) kept under ``key`` and ``context``, or ``None``."""
+        found = self.entries.get(key)
+        return None if found is None or found[0] is not context else (found[1], found[2])
+
+    def put(self, key: tuple, context: object, program: Program, result: object) -> None:
+        if len(self.entries) >= self.size:
+            self.entries.clear()
+        self.entries[key] = (context, program, result)
 
 
 def signature_problem(instr: Instr) -> str | None:

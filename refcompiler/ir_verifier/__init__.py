@@ -65,7 +65,7 @@ from threading import Lock
 
 from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Program, identity_key
+from refcompiler.ir import IdentityTable, Program, identity_key
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
 from refcompiler.ir_verifier.walk import Walk
 
@@ -108,17 +108,14 @@ def verdict_context() -> tuple[object, tuple[int, ...]]:
 
 
 # Programs recently found valid, by ``identity_key`` (the same objects, whatever
-# their order and passes), with the context they were found valid under; the
-# program kept, so that the ids in its key stay its own. Cleared when full.
-_VALID_BY_KEY: dict[tuple, tuple[Program, object]] = {}
-_VALID_BY_KEY_SIZE = 64
+# their order and passes), under the context they were found valid in.
+_VALID_BY_KEY = IdentityTable(64)
 
 
 def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:
     if getattr(program, "__dict__", {}).get(_VALID_UNDER) is swaps:
         return True
-    found = _VALID_BY_KEY.get(key) if key is not None else None
-    if found is not None and found[1] is swaps:
+    if key is not None and _VALID_BY_KEY.get(key, swaps) is not None:
         return True
     with _LOCK:  # by value (a plain program holding the same objects was found by its key above)
         for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
@@ -144,9 +141,7 @@ def _remember_valid(program: Program, swaps: object, key: tuple | None) -> None:
     if hasattr(program, "__dict__"):
         program.__dict__[_VALID_UNDER] = swaps
     if key is not None:
-        if len(_VALID_BY_KEY) >= _VALID_BY_KEY_SIZE:
-            _VALID_BY_KEY.clear()
-        _VALID_BY_KEY[key] = (program, swaps)
+        _VALID_BY_KEY.put(key, swaps, program, True)
     with _LOCK:
         _VALID.append((program, swaps))
         del _VALID[:-_VALID_SIZE]

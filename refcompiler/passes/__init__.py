@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Sequence
 from specs import OpKind, TensorType
 
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
-from refcompiler.ir import Buffer, Instr, Opcode, Operand, OperandKind, Program, identity_key
+from refcompiler.ir import Buffer, IdentityTable, Instr, Opcode, Operand, OperandKind, Program, identity_key
 from refcompiler.ir_verifier import program_violations, verdict_context
 from refcompiler.limits import shown
 from refcompiler.plugins import call_untrusted, load_attribute
@@ -320,11 +320,9 @@ def _apply(name: str, run: Pass, program: Program, context: object) -> object:
     return call_untrusted(run, f"pass {name}", program, blame=name)
 
 
-# What built-in passes gave recently, by pass and input (``identity_key``), with
-# the context they ran under (``verdict_context``: its swap table) and the
-# input, kept so that the ids in its key stay its own. Cleared when full.
-_RESULTS: dict[tuple, tuple[object, Program, Program]] = {}
-_RESULTS_SIZE = 128
+# What built-in passes gave recently, by pass and input (``identity_key``), under
+# the context they ran in (``verdict_context``: its swap table).
+_RESULTS = IdentityTable(128)
 
 
 def _run_built_in(run: Pass, program: Program, context: object) -> Program:
@@ -338,16 +336,14 @@ def _run_built_in(run: Pass, program: Program, context: object) -> Program:
     if key is None:
         return run(program)
     key = (run, key)
-    found = _RESULTS.get(key)
-    if found is not None and found[0] is context:
-        _, source, result = found
+    found = _RESULTS.get(key, context)
+    if found is not None:
+        source, result = found
         if result is source:
             return program
-        return result.with_schedule(program.schedule, program.passes)
+        return result.with_schedule(program.schedule, program.passes)  # type: ignore[attr-defined]  # a Program
     result = run(program)
-    if len(_RESULTS) >= _RESULTS_SIZE:
-        _RESULTS.clear()
-    _RESULTS[key] = (context, program, result)
+    _RESULTS.put(key, context, program, result)
     return result
 
 

@@ -22,7 +22,7 @@ from refcompiler.driver import Compiled, compile_graph
 from refcompiler.lowering import lower
 from refcompiler.passes import resolve_pipeline, run_pipeline
 from refcompiler.graph import Graph
-from refcompiler.ir import Instr, Opcode, Program, Save, identity_key
+from refcompiler.ir import IdentityTable, Instr, Opcode, Program, Save, identity_key
 from refcompiler.ir_text import print_program
 from refcompiler.proofs import Verdict
 from refcompiler.proofs.enumerate import all_legal_orders
@@ -97,16 +97,17 @@ def canonical_key(program: Program) -> tuple:
     if same is None:
         return _canonical_key(program)
     same = (program.passes, same)
-    found = _KEYS.get(same)
-    if found is None:
-        if len(_KEYS) >= 64:
-            _KEYS.clear()
-        found = _KEYS[same] = (program, _canonical_key(program))  # the program kept: the ids in its key stay its own
-    return found[1]
+    found = _KEYS.get(same, None)
+    if found is not None:
+        return found[1]  # type: ignore[return-value]  # a key
+    key = _canonical_key(program)
+    _KEYS.put(same, None, program, key)
+    return key
 
 
-# Keys ``canonical_key`` made recently, by the program's passes and ``identity_key``.
-_KEYS: dict[tuple, tuple[Program, tuple]] = {}
+# Keys ``canonical_key`` made recently, by the program's passes and ``identity_key``
+# (a function of the program alone: no context).
+_KEYS = IdentityTable(64)
 
 
 def _canonical_key(program: Program) -> tuple:
@@ -119,8 +120,7 @@ def _canonical_key(program: Program) -> tuple:
     moved = tuple((_slot(n, renamed), off) for n, off in program.offsets if n not in in_allocs)
     body = []
     for i in program.instrs:
-        found = _PARTS.get(id(i))  # ``_instr_part``'s table, asked here first: most are found
-        fields, instr_names = found[1] if found is not None and found[0] is i else _instr_part(i)
+        fields, instr_names = _instr_part(i)
         body.append(fields)
         renamed.extend(instr_names)
     header = (program.passes, program.peak_bytes, _hashed_buffers(program.buffers), saves, moved)

@@ -13,7 +13,7 @@ from specs import OpKind
 from refcompiler.errors import InvariantViolation, UsageError
 from dataclasses import replace
 
-from refcompiler.ir import Operand, OperandKind, Program
+from refcompiler.ir import IdentityTable, Operand, OperandKind, Program
 from refcompiler.passes import PASSES, PIPELINES, resolve_pipeline, run_pipeline
 from refcompiler.variants import registry
 from tests.refcompiler.passes.ir_build import alloc, const, copy, dealloc, kernel, placeholder, program, save
@@ -251,7 +251,7 @@ def test_a_built_in_pass_is_run_once_for_programs_holding_the_same_objects(monke
         ran.append(p)
         return real(p)
 
-    monkeypatch.setattr(passes, "_RESULTS", {})
+    monkeypatch.setattr(passes, "_RESULTS", IdentityTable(8))
     monkeypatch.setattr(passes, "_BUILT_IN", passes._BUILT_IN | {counting})  # trusted as a built-in pass is
     pipeline = [("eliminate_copies", counting)]
     out_first, out_second = run_pipeline(first, pipeline), run_pipeline(second, pipeline)
