@@ -43,17 +43,21 @@ see ``refcompiler.ir_analysis``):
   the allocator: from ``alloc`` to ``dealloc``, both inclusive, since both
   instructions touch the region (the interpreter poisons it).
 
-A program found valid is remembered (the few most recent ones): programs are
-immutable, and the verdict is a function of the program (compared by value;
-``passes``, the names of the passes run, is not part of it) and of the swap
-points installed (a mutant may change the spec table the walk reads). So a pass
-that returns its input unchanged, or two pipelines sharing one lowered program,
-cost one walk, and every check still holds for every program verified. The
-verdict is also kept on the program object itself (with the swap table), so
-that asking again about the same object costs no comparison, and by the
-program's ``identity_key`` (more of them: a lookup, not a scan): the walk
-reads no ``schedule``, so a program holding the same objects as a valid one,
-from another order that compiled alike, is valid too.
+A program found valid is remembered: programs are immutable, and the verdict
+is a function of the program (``passes``, the names of the passes run, is not
+part of it) and of the swap points installed (a mutant may change the spec
+table the walk reads) and the limits. The verdict is kept on the program object
+itself (with the swap table), so that asking again about the same object costs
+nothing, and by the program's ``identity_key`` (a lookup): the walk reads no
+``schedule``, so a program holding the same objects as a valid one (a copy
+with other passes, or another order that compiled alike) is valid too. So a
+pass that returns its input unchanged, or two pipelines sharing one lowered
+program, cost one walk, and every check still holds for every program
+verified. A plain ``Program`` equal to a valid one but made of other objects is
+walked again: the passes hand on their input's objects, and comparing each new
+program by value with the recent valid ones cost a campaign more than the walks
+it saved. A user's subclass of ``Program`` (no ``identity_key``) is compared by
+value with the few most recent valid ones of its kind.
 
 The package: ``walk`` (IR-1..IR-6, one walk over the instructions), ``mem1``
 (MEM-1).
@@ -79,8 +83,9 @@ def verify_program(program: Program) -> None:
         raise found[0]
 
 
-# Programs recently found valid, with what they were verified under (``verdict_context``:
-# kept alive here, so that its identity stays unique while the entry lives).
+# Programs of a user's subclass of ``Program`` (no ``identity_key``) recently found
+# valid, with what they were verified under (``verdict_context``: kept alive here,
+# so that its identity stays unique while the entry lives).
 _VALID: list[tuple[Program, object]] = []
 _VALID_SIZE = 8
 _LOCK = Lock()
@@ -115,9 +120,9 @@ _VALID_BY_KEY = IdentityTable(64)
 def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:
     if getattr(program, "__dict__", {}).get(_VALID_UNDER) is swaps:
         return True
-    if key is not None and _VALID_BY_KEY.get(key, swaps) is not None:
-        return True
-    with _LOCK:  # by value (a plain program holding the same objects was found by its key above)
+    if key is not None:  # a plain program: by the objects it holds
+        return _VALID_BY_KEY.get(key, swaps) is not None
+    with _LOCK:  # a subclass's, by value
         for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
             seen, under = _VALID[i]
             if under is swaps and _same(seen, program):
@@ -142,6 +147,7 @@ def _remember_valid(program: Program, swaps: object, key: tuple | None) -> None:
         program.__dict__[_VALID_UNDER] = swaps
     if key is not None:
         _VALID_BY_KEY.put(key, swaps, program, True)
+        return
     with _LOCK:
         _VALID.append((program, swaps))
         del _VALID[:-_VALID_SIZE]
@@ -149,9 +155,10 @@ def _remember_valid(program: Program, swaps: object, key: tuple | None) -> None:
 
 def program_violations(program: Program, context: tuple[object, tuple[int, ...]] | None = None) -> list[InvariantViolation]:
     """Every violation found: the walk's, in instruction order, then activations
-    never deallocated, then (when offsets are set) MEM-1. A program equal to
-    one recently found valid under the same swap points and limits is valid
-    (no walk). ``context``: ``verdict_context()``, read now unless given."""
+    never deallocated, then (when offsets are set) MEM-1. A program holding
+    the objects of one recently found valid under the same swap points and
+    limits (``identity_key``; a user's subclass: equal to one) is valid (no
+    walk). ``context``: ``verdict_context()``, read now unless given."""
     context = verdict_context() if context is None else context
     key = identity_key(program)
     if _known_valid(program, context, key):

@@ -506,6 +506,25 @@ def test_a_program_equal_to_a_valid_one_is_not_walked_again(monkeypatch: pytest.
     assert len(walked) == 1
 
 
+def test_a_plain_program_is_known_by_its_objects_a_subclass_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A plain program made of other, equal objects is walked again (its
+    # verdict is the same); a user's subclass, which has no identity key, is
+    # compared by value with the recent valid ones of its kind.
+    walked = _counting_walks(monkeypatch)
+    p = replace(clean(), name="made twice")
+    again = replace(p, instrs=tuple(replace(i) for i in p.instrs))
+    assert again == p and program_violations(p) == [] and program_violations(again) == []
+    assert len(walked) == 2
+
+    class Mine(Program):
+        pass
+
+    mine = Mine(**{f: getattr(p, f) for f in ("name", "buffers", "instrs", "schedule", "saves")})
+    assert program_violations(mine) == [] and len(walked) == 3
+    assert program_violations(Mine(**{f: getattr(p, f) for f in ("name", "buffers", "instrs", "schedule", "saves")})) == []
+    assert len(walked) == 3
+
+
 def test_an_invalid_program_is_walked_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     walked = _counting_walks(monkeypatch)
     bad = edit(clean(), 12)  # never deallocated
