@@ -97,20 +97,22 @@ class _Planner:
         self.steps: list[PoisonStep | KernelStep | CopyStep] = []
 
     def plan(self) -> Plan:
-        alloc, dealloc, view, copy = _ALLOC, _DEALLOC, _VIEW, _COPY
+        kernel, alloc, dealloc, view, copy = _KERNEL, _ALLOC, _DEALLOC, _VIEW, _COPY
         try:
             for index, instr in enumerate(self.program.instrs):
                 self.index = index
                 opcode = instr.opcode
-                if opcode is alloc:
+                if opcode is kernel:  # the most frequent first
+                    self.kernel(instr)
+                elif opcode is alloc:
                     self.alloc(instr)
                 elif opcode is dealloc:
                     self.dealloc(instr)
-                elif opcode is view:
-                    self.view(instr)
                 elif opcode is copy:
                     self.copy(instr)
-                else:
+                elif opcode is view:
+                    self.view(instr)
+                else:  # what ``kernel_facts`` refuses
                     self.kernel(instr)
             self.shadow.finish()
         except Exception as e:  # raised by every run, after the steps before it
@@ -239,7 +241,7 @@ class _Planner:
     def copy(self, instr: Instr) -> None:
         self.signature(instr)
         dest, source = self.prepare(instr)
-        if dest.type != source.type:
+        if dest.type is not source.type and dest.type != source.type:
             raise self.fail("IR-1", f"copy from {source.type} into {dest.type}", instr.name)
         self.steps.append(CopyStep(self.index, instr, dest, source, dest.overlaps(source)))
         if dest.buffer is None:
@@ -275,4 +277,4 @@ class _Planner:
 
 
 _OUT = OperandKind.OUT
-_ALLOC, _DEALLOC, _VIEW, _COPY = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY
+_ALLOC, _DEALLOC, _VIEW, _COPY, _KERNEL = Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW, Opcode.COPY, Opcode.KERNEL

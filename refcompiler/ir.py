@@ -88,6 +88,7 @@ class Operand:
 # read off its enum class (``OperandKind.IN``) goes through ``EnumType``'s
 # ``__getattr__`` hook and costs ~10 times a global's lookup.
 _IN, _OUT = OperandKind.IN, OperandKind.OUT
+_COPY = Opcode.COPY
 _ACTIVATION = BufferKind.ACTIVATION
 _NAMING = (Opcode.ALLOC, Opcode.DEALLOC, Opcode.VIEW)  # the opcodes whose instruction names a value
 
@@ -332,9 +333,11 @@ def signature_problem(instr: Instr) -> str | None:
     ``None``: a copy takes ``@out`` destination, ``@in`` source; a kernel has an op
     and takes its results ``@out``, its inputs ``@in`` and its state ``@inout``, in
     that order and in the numbers its spec says. Types are the caller's to check."""
-    kinds = [o.kind for o in instr.operands]
-    if instr.opcode is Opcode.COPY:
-        return None if kinds == [OperandKind.OUT, OperandKind.IN] else "a copy takes @out destination, @in source"
+    operands = instr.operands
+    if instr.opcode is _COPY:
+        ok = len(operands) == 2 and operands[0].kind is _OUT and operands[1].kind is _IN
+        return None if ok else "a copy takes @out destination, @in source"
+    kinds = [o.kind for o in operands]
     if instr.op is None:
         return "a kernel without an op"
     spec = spec_of(instr.op)
