@@ -184,7 +184,8 @@ class _Planner:
         if buffer is not None:
             loc = Loc(name, name, 0, buffer.type.nbytes, type_ or buffer.type, buffer, slot)
         elif name in self.alloc_types:
-            self.shadow.check_activation_live(self.index, operand.name, name)
+            if name not in self.shadow.live:  # raises
+                self.shadow.check_activation_live(self.index, operand.name, name)
             lo, hi = self.region(name)
             loc = Loc(name, None, lo, hi, type_ or self.alloc_types[name], None, slot)
         else:
