@@ -28,6 +28,7 @@ cache is bounded.
 from __future__ import annotations
 
 from collections import OrderedDict
+from threading import Lock
 
 from specs import TensorType
 
@@ -43,20 +44,23 @@ __all__ = ["plan_of"]
 CACHE_SIZE = 64  # plans kept (most recently used)
 
 _CACHE: OrderedDict[int, tuple[Program, object, Plan]] = OrderedDict()
+_CACHE_LOCK = Lock()  # threads share the cache (a Dask worker's, or a caller's): its reorderings are not atomic
 
 
 def plan_of(program: Program) -> Plan:
     """The plan of allocated ``program`` under the swap points installed now."""
     swaps = variants.active()
-    hit = _CACHE.get(id(program))
-    if hit is not None and hit[0] is program and hit[1] is swaps:
-        _CACHE.move_to_end(id(program))
-        return hit[2]
+    with _CACHE_LOCK:
+        hit = _CACHE.get(id(program))
+        if hit is not None and hit[0] is program and hit[1] is swaps:
+            _CACHE.move_to_end(id(program))
+            return hit[2]
     plan = _Planner(program, swaps).plan()
-    _CACHE[id(program)] = (program, swaps, plan)  # holds program: its id is not reused meanwhile
-    _CACHE.move_to_end(id(program))
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[id(program)] = (program, swaps, plan)  # holds program: its id is not reused meanwhile
+        _CACHE.move_to_end(id(program))
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return plan
 
 

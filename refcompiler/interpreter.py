@@ -93,8 +93,7 @@ class _Machine:
     pure); a run walks the plan's steps over those views."""
 
     def __init__(self, program: Program):
-        if program.peak_bytes is None:
-            raise UsageError(f"program {program.name!r} is not allocated (run refcompiler.allocator.allocate first)")
+        program.arena_bytes()  # allocated, and within the limits
         self.program = program
         self.layout = layout = _layout_of(program.buffers)
         self.plan = plan = plan_of(program)

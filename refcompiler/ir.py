@@ -25,6 +25,8 @@ from typing import Mapping, TypeVar
 
 from specs import FastEnum, OpKind, TensorType
 
+from refcompiler import limits
+from refcompiler.errors import UsageError
 from refcompiler.graph import Init
 from refcompiler.spec import spec_of
 
@@ -209,6 +211,18 @@ class Program:
             if save.producer is not None:
                 allowed.append((Opcode.KERNEL, save.producer))
         return {target: tuple(allowed) for target, allowed in out.items()}
+
+    def arena_bytes(self) -> int:
+        """``peak_bytes`` of an allocated program, for running it: ``UsageError``
+        when it is not allocated or ``peak_bytes`` is not a whole number of bytes,
+        ``LimitExceeded`` above the bytes limit (``REFC_MAX_BYTES``)."""
+        peak = self.peak_bytes
+        if peak is None:
+            raise UsageError(f"program {self.name!r} is not allocated (run refcompiler.allocator.allocate first)")
+        if type(peak) is not int or peak < 0:
+            raise UsageError(f"program {self.name!r}: peak_bytes is {limits.shown(peak)}, not a whole number of bytes")
+        limits.check("bytes", peak, f"program {self.name!r} arena")
+        return peak
 
     def __getstate__(self) -> dict[str, object]:
         """The fields only: what is kept on the object beside them (derived

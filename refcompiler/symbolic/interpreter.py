@@ -56,8 +56,7 @@ class SymbolicMachine:
     ``layout``), then the arena's (``arena``, from word ``base``)."""
 
     def __init__(self, program: Program, ctx: Context):
-        if program.peak_bytes is None:
-            raise UsageError(f"program {program.name!r} is not allocated")
+        program.arena_bytes()  # allocated, and within the limits
         if program.peak_bytes % WORD or any(off % WORD for _, off in program.offsets):
             raise UsageError(f"program {program.name!r} has arena offsets that are not whole words")
         self.program, self.ctx, self.terms = program, ctx, ctx.terms

@@ -100,6 +100,52 @@ def test_the_cache_is_bounded() -> None:
     assert id(programs[0]) not in execution_plan._CACHE or execution_plan._CACHE[id(programs[0])][0] is not programs[0]
 
 
+def test_a_hit_evicted_by_another_thread_meanwhile_is_still_served(monkeypatch) -> None:
+    """Threads share the cache (a Dask worker's, or a caller's): a hit found by
+    one thread while another evicts it was moved to the end after it was gone
+    (KeyError) before the cache was locked. The eviction is made to fall
+    between the lookup and the move: the finder waits for it (at most 0.5 s,
+    which the lock makes it wait out)."""
+    import threading
+    from collections import OrderedDict
+
+    inside, evicted = threading.Event(), threading.Event()
+    finder: list[threading.Thread] = []
+
+    class Racing(OrderedDict):  # type: ignore[type-arg]
+        def get(self, key, default=None):  # type: ignore[no-untyped-def]
+            found = super().get(key, default)
+            if finder and threading.current_thread() is finder[0] and found is not None:
+                inside.set()
+                evicted.wait(0.5)
+            return found
+
+    monkeypatch.setattr(execution_plan, "_CACHE", Racing())
+    monkeypatch.setattr(execution_plan, "CACHE_SIZE", 1)
+    p, q = program(ROLL_IN_PLACE), program(ROLL_IN_PLACE)
+    made = plan_of(p)
+    got: list[object] = []
+
+    def find() -> None:
+        try:
+            got.append(plan_of(p))
+        except BaseException as e:  # noqa: BLE001  # the thread's error, checked below
+            got.append(e)
+
+    def evict() -> None:
+        inside.wait(5)
+        plan_of(q)  # CACHE_SIZE 1: p's entry goes
+        evicted.set()
+
+    finder.append(threading.Thread(target=find))
+    other = threading.Thread(target=evict)
+    finder[0].start()
+    other.start()
+    finder[0].join()
+    other.join()
+    assert got == [made]
+
+
 def test_only_outputs_over_what_the_kernel_reads_are_poisoned() -> None:
     p = program(
         "0: alloc %a : float32[4] at 0\n1: kernel a = neg(@out %a, @in X)\n2: alloc %b : float32[4] at 16\n"

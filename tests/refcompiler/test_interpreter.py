@@ -16,7 +16,7 @@ import pytest
 from specs import OpKind, OpSpec
 
 from refcompiler.driver import compile_graph, run_compiled
-from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
+from refcompiler.errors import ExecutionError, InvariantViolation, LimitExceeded, UsageError
 from refcompiler.graph_json import load_graph
 from refcompiler import interpreter
 from refcompiler.execution_steps import chunk_bounds
@@ -441,6 +441,21 @@ def test_values_override_initial_values() -> None:
         execute(program, {"K": X})
     with pytest.raises(UsageError, match="not allocated"):
         execute(replace(program, peak_bytes=None), {})
+
+
+@pytest.mark.parametrize("peak", [-8, 2.5, True, "64"])
+def test_an_arena_size_that_is_not_a_whole_number_of_bytes_is_a_usage_error(peak: object) -> None:
+    program = parse_program(HEADER + "save s : out\npeak_bytes 0\n0: copy s(@out out, @in X)\n")
+    with pytest.raises(UsageError, match="peak_bytes is .*, not a whole number of bytes"):
+        execute(replace(program, peak_bytes=peak), {})
+
+
+def test_an_arena_above_the_bytes_limit_is_refused_before_any_memory_is_taken(monkeypatch) -> None:
+    monkeypatch.setenv("REFC_MAX_BYTES", "1024")
+    program = parse_program(HEADER + "save s : out\npeak_bytes 2048\n0: copy s(@out out, @in X)\n")
+    with pytest.raises(LimitExceeded, match="program 'contract' arena: needs 2048 bytes .*REFC_MAX_BYTES"):
+        execute(program, {})
+    assert same_bits(execute(replace(program, peak_bytes=1024), {})["out"], X)
 
 
 def test_an_offset_outside_the_arena_is_mem1() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from refcompiler.driver import compile_graph
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, LimitExceeded, UsageError
 from refcompiler.graph_json import load_graph
 from refcompiler.interpreter import execute
 from refcompiler.ir_text import parse_program
@@ -243,3 +243,19 @@ def test_read_back_casts_a_word_of_the_other_sort_and_only_that_one():
     got = m.read_back()
     assert got["q"].tolist() == [p[0], t.app("bits_as_float32", (n,), Sort.F), p[2], t.poison_f]
     assert got["p"].tolist() == p.tolist()
+
+
+@pytest.mark.parametrize("peak", [None, -16, 16.0, "16"])
+def test_a_program_without_a_whole_arena_size_is_a_usage_error(peak: object) -> None:
+    from dataclasses import replace
+
+    program = replace(parse_program(HEAD + "   0: copy s(@out q, @in p)\n"), peak_bytes=peak)
+    with pytest.raises(UsageError, match="not allocated" if peak is None else "not a whole number of bytes"):
+        SymbolicMachine(program, Context(Terms()))
+
+
+def test_an_arena_above_the_bytes_limit_is_refused_before_its_words_are_taken(monkeypatch) -> None:
+    monkeypatch.setenv("REFC_MAX_BYTES", "1024")
+    program = parse_program(HEAD.replace("peak_bytes 16", "peak_bytes 4096") + "   0: copy s(@out q, @in p)\n")
+    with pytest.raises(LimitExceeded, match="program 't' arena: needs 4096 bytes"):
+        SymbolicMachine(program, Context(Terms()))
