@@ -21,7 +21,7 @@ import numpy as np
 from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
-from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
+from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges, is_acyclic
 from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
@@ -74,7 +74,7 @@ def scheduled_model(graph: Graph) -> tuple[Graph, nx.DiGraph]:
     which is made once when there is no save cycle to break (the usual case)."""
     dced = dce(graph)
     deps = dependency_graph(dced)
-    if nx.is_directed_acyclic_graph(deps):
+    if is_acyclic(deps):
         return dced, deps  # what break_save_cycles returns for an acyclic model
     scheduled = break_save_cycles(dced)
     return scheduled, dependency_graph(scheduled)
