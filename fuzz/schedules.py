@@ -23,7 +23,7 @@ import networkx as nx
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from refcompiler.deps import check_schedule, dependency_graph
+from refcompiler.deps import check_schedule, dependency_graph, is_acyclic
 from refcompiler.errors import InvariantViolation, RefCompilerError
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.graph import Graph
@@ -224,7 +224,7 @@ def case_schedules(
     if any(is_plugin(s) for s in schedulers):
         exhaustive_limit = 0  # spend the schedules on the user's scheduler, not on every legal order
     deps = dependency_graph(graph) if deps is None else deps
-    if not nx.is_directed_acyclic_graph(deps):
+    if not is_acyclic(deps):
         return [c for s in schedulers for c in scheduler_choices(s, seed)]
     choices = [c for s in schedulers for c in scheduler_choices(s, seed, graph, deps)]
     rng = random.Random(seed)
@@ -258,7 +258,7 @@ def schedules(
     if not sources or any(not isinstance(s, ScheduleSource) for s in sources):
         raise InvalidArgument(f"sources must be a non-empty list of ScheduleSource, got {sources!r}")
     deps = dependency_graph(graph)
-    if not nx.is_directed_acyclic_graph(deps):
+    if not is_acyclic(deps):
         raise InvalidArgument("the graph's dependency graph has a cycle; pass scheduled_graph(graph)")
     options: list[st.SearchStrategy[ScheduleChoice]] = []
     for source in sources:

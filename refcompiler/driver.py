@@ -21,7 +21,7 @@ import numpy as np
 from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
-from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges
+from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges, is_acyclic
 from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
@@ -45,6 +45,7 @@ __all__ = [
     "run_compiled_each",
     "fit_schedule",
     "scheduled_graph",
+    "scheduled_model",
 ]
 
 
@@ -66,6 +67,17 @@ def scheduled_graph(graph: Graph) -> Graph:
     elimination (``dce``) and with save cycles broken (``break_save_cycles``).
     Every order the compiler accepts is an order of this graph."""
     return break_save_cycles(dce(graph))
+
+
+def scheduled_model(graph: Graph) -> tuple[Graph, nx.DiGraph]:
+    """``scheduled_graph(graph)`` and its dependency graph (``dependency_graph``),
+    which is made once when there is no save cycle to break (the usual case)."""
+    dced = dce(graph)
+    deps = dependency_graph(dced)
+    if is_acyclic(deps):
+        return dced, deps  # what break_save_cycles returns for an acyclic model
+    scheduled = break_save_cycles(dced)
+    return scheduled, dependency_graph(scheduled)
 
 
 @dataclass(frozen=True)
@@ -119,13 +131,7 @@ def prepare(graph: Graph) -> Prepared:
 
 def _prepare(graph: Graph) -> Prepared:
     types = verify(graph)
-    dced = dce(graph)
-    deps = dependency_graph(dced)
-    if nx.is_directed_acyclic_graph(deps):
-        scheduled = dced  # = scheduled_graph(graph): break_save_cycles leaves an acyclic model as it is
-    else:
-        scheduled = scheduled_graph(graph)
-        deps = dependency_graph(scheduled)
+    scheduled, deps = scheduled_model(graph)
     return Prepared(graph, scheduled, deps, _types_of(scheduled, graph, types))
 
 

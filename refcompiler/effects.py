@@ -16,9 +16,11 @@ rule matters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from specs import OpKind
 
+from refcompiler import variants
 from refcompiler.graph import Graph, Node, Ref
 
 __all__ = ["Effects", "node_effects", "storage_behind", "conflict_storage", "is_self_save"]
@@ -66,6 +68,22 @@ def _effects(graph: Graph, node: Node) -> Effects:
     return Effects(frozenset(reads), frozenset(writes))
 
 
-def node_effects(graph: Graph) -> dict[str, Effects]:
-    """Effects of every node, by node name."""
-    return {node.name: _effects(graph, node) for node in graph.nodes}
+# node_effects of the graphs asked about lately, by id: (graph, swap table, effects). A graph
+# is immutable and kept in its entry (its id is not reused meanwhile); the effects read each
+# node's spec, which a mutant may swap, hence the table (``variants.active()``) in the entry.
+_recent: dict[int, tuple[Graph, Mapping[str, object], dict[str, Effects]]] = {}
+RECENT = 16  # a campaign asks about two or three graphs per case (as given, without dead code, with copies)
+
+
+def node_effects(graph: Graph) -> Mapping[str, Effects]:
+    """Effects of every node, by node name (shared: not to be modified). Made
+    once per graph object and swap table: the dependency model, break_save_cycles,
+    the proofs and the fuzzer's schedules each ask, often about one graph."""
+    table = variants.active()
+    found = _recent.get(id(graph))
+    if found is not None and found[0] is graph and found[1] is table:
+        return found[2]
+    if len(_recent) >= RECENT:
+        _recent.clear()
+    effects = _recent[id(graph)] = (graph, table, {node.name: _effects(graph, node) for node in graph.nodes})
+    return effects[2]

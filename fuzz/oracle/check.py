@@ -8,7 +8,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from refcompiler.driver import scheduled_graph
+from refcompiler.driver import scheduled_model
 from refcompiler.graph import Graph
 from refcompiler.mutants import get as get_mutant
 from refcompiler.passes import resolve_pipeline
@@ -104,7 +104,7 @@ def check_case(
         def choices() -> Sequence[ScheduleChoice]:
             # called inside the mutant; without one, the compiler's scheduled graph and its
             # model are the correct ones, which the context has made already (``prepared``)
-            scheduled, deps = (ctx.prepared, ctx.deps) if mutant is None else (scheduled_graph(graph), None)
+            scheduled, deps = (ctx.prepared, ctx.deps) if mutant is None else scheduled_model(graph)
             found = case_schedules(scheduled, seed=seed, schedulers=schedulers, randoms=randoms,
                                    exhaustive_limit=exhaustive_limit, deps=deps)
             return _focused(found, focus)

@@ -20,8 +20,8 @@ from typing import Mapping, Sequence
 import networkx as nx
 import numpy as np
 
-from refcompiler.deps import check_schedule, dependency_graph, deps_edges
-from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_graph
+from refcompiler.deps import check_schedule, deps_edges
+from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_model
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
 from refcompiler.ir import Program
@@ -108,14 +108,18 @@ class GraphContext:
         return symbolic_reference(self.graph, runs=2)
 
     @cached_property
+    def _model(self) -> tuple[Graph, nx.DiGraph]:
+        return scheduled_model(self.graph)
+
+    @property
     def prepared(self) -> Graph:
         """The graph the correct compiler schedules (``refcompiler.driver.scheduled_graph``)."""
-        return scheduled_graph(self.graph)
+        return self._model[0]
 
-    @cached_property
+    @property
     def deps(self) -> nx.DiGraph:
         """The correct dependency model of ``prepared``."""
-        return dependency_graph(self.prepared)
+        return self._model[1]
 
     @cached_property
     def _deps_edges(self) -> tuple[tuple[str, str], ...]:

@@ -9,6 +9,9 @@ part of the function's interface whether or not a node still touches it.
 
 from __future__ import annotations
 
+from typing import Mapping
+
+from refcompiler import variants
 from refcompiler.graph import Graph, Node
 from refcompiler.variants import swappable
 
@@ -22,9 +25,28 @@ def has_effect(node: Node) -> bool:
     return node.spec.effect or bool(node.state)
 
 
+# the last graph asked about, the swap table then (``has_effect`` may be swapped) and its
+# result: the oracle's model and the compiler's preparation of one graph ask in turn, and
+# the same result object lets what is kept per graph object (effects, bound inputs) be found
+_last: tuple[Graph, Mapping[str, object], Graph] | None = None
+
+
 def dce(graph: Graph) -> Graph:
     """``graph`` without the nodes whose results no live node reads and that
-    have no effect; the kept nodes keep their creation order."""
+    have no effect; the kept nodes keep their creation order. The last
+    graph's result is remembered (per swap table): asked again, the same
+    object."""
+    global _last
+    table = variants.active()
+    last = _last
+    if last is not None and last[0] is graph and last[1] is table:
+        return last[2]
+    result = _dead_code_removed(graph)
+    _last = (graph, table, result)
+    return result
+
+
+def _dead_code_removed(graph: Graph) -> Graph:
     live = {n.name for n in graph.nodes if has_effect(n)}
     work = list(live)
     while work:

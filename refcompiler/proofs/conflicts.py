@@ -22,7 +22,7 @@ from typing import Mapping
 
 import networkx as nx
 
-from refcompiler.deps import break_save_cycles, dependency_graph
+from refcompiler.deps import break_save_cycles, dependency_graph, is_acyclic
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
@@ -140,7 +140,7 @@ def legal_dependency_graph(graph: Graph) -> nx.DiGraph:
     schedule exists) naming the cycle through memory edges.
     """
     deps = dependency_graph(graph)
-    if nx.is_directed_acyclic_graph(deps):
+    if is_acyclic(deps):
         return deps
     data = data_graph(graph)
     if not nx.is_directed_acyclic_graph(data):
@@ -161,7 +161,7 @@ def prepare(graph: Graph) -> Problem:
     does), then the dependency graph, which must be acyclic (see
     ``legal_dependency_graph``), and the conflicts."""
     deps = dependency_graph(graph)
-    if nx.is_directed_acyclic_graph(deps):
+    if is_acyclic(deps):
         scheduled = graph  # what break_save_cycles returns then; its model is made once
     else:
         scheduled = break_save_cycles(graph)

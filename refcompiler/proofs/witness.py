@@ -16,7 +16,7 @@ All orders break ties by creation order, so they are deterministic.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import networkx as nx
 
@@ -25,6 +25,7 @@ from refcompiler.effects import node_effects
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph, StorageKind
 from refcompiler.proofs.conflicts import Problem, legal_dependency_graph
+from refcompiler.schedulers.kahn import kahn
 from refcompiler.values import same_bits
 from refcompiler.verifier import violations
 
@@ -53,7 +54,14 @@ def _first_then_rest(graph: Graph, deps: nx.DiGraph, first: set[str]) -> tuple[s
     """A topological order that lists every node of ``first`` (ancestor-closed)
     before any other node; ties by creation order."""
     order = graph.creation_order
-    return tuple(nx.lexicographical_topological_sort(deps, key=lambda n: (n not in first, order[n])))
+    return _lowest_first(graph, deps, lambda n: (n not in first, order[n]))
+
+
+def _lowest_first(graph: Graph, deps: nx.DiGraph, key: Callable[[str], tuple[int, int]]) -> tuple[str, ...]:
+    """The topological order of ``deps`` that takes the ready node of lowest
+    ``key`` each step (a key unique per node: the order networkx's
+    ``lexicographical_topological_sort`` gives, without its edge view per step)."""
+    return tuple(kahn(graph, deps, lambda ready: min(ready, key=key)))
 
 
 def ancestors_first(problem: Problem, node: str) -> tuple[str, ...]:
@@ -119,7 +127,7 @@ def adversarial_schedule(graph: Graph, deps: nx.DiGraph | None = None) -> tuple[
         return 4 if n in readers else 3
 
     order = graph.creation_order
-    return tuple(nx.lexicographical_topological_sort(deps, key=lambda n: (rank(n), order[n])))
+    return _lowest_first(graph, deps, lambda n: (rank(n), order[n]))
 
 
 def schedule_from_positions(problem: Problem, positions: Mapping[str, int]) -> tuple[str, ...]:

@@ -93,3 +93,11 @@ def test_dropping_an_owner_is_caught_by_the_differential() -> None:
     got = run_compiled(compiled, runs=2)
     assert not same_bits(got["acc"], reference["acc"])
     assert same_bits(got["out"], reference["out"])
+
+
+def test_the_last_result_is_remembered_per_swap_table() -> None:
+    out = dce(GRAPH)
+    assert dce(GRAPH) is out  # asked again: the same object
+    with installed({has_effect: lambda n: n.op is OpKind.SAVE}):
+        assert [n.name for n in dce(GRAPH).nodes] == ["a", "s"]  # not the correct compiler's result
+    assert dce(GRAPH) == out

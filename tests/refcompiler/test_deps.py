@@ -80,3 +80,17 @@ def test_a_schedule_that_is_no_permutation_is_named_in_a_short_line() -> None:
     with pytest.raises(InvariantViolation, match=rf"the schedule lists 200{len(names):03d} names; the graph has {len(names)} nodes"):
         order_names(junk, len(names))
     assert order_names(names, len(names)) == tuple(names)
+
+
+@pytest.mark.parametrize(
+    "edges",
+    [[], [("a", "b")], [("a", "b"), ("b", "c"), ("a", "c")], [("a", "b"), ("b", "a")], [("a", "a")], [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")]],
+)
+def test_is_acyclic_is_networkx_s_answer(edges: list[tuple[str, str]]) -> None:
+    import networkx as nx
+
+    from refcompiler.deps import is_acyclic
+
+    g = nx.DiGraph(edges)
+    g.add_node("lone")
+    assert is_acyclic(g) == nx.is_directed_acyclic_graph(g)

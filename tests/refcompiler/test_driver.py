@@ -150,6 +150,18 @@ def test_a_preparation_schedules_the_scheduled_graph(path: Path) -> None:
     assert set(prepared.deps.edges) == set(dependency_graph(prepared.scheduled).edges)
 
 
+@pytest.mark.parametrize("path", [GRAPH_PATH, GRAPH_PATH.parents[1] / "tests" / "data" / "prove" / "save_cycle.json"])
+def test_the_scheduled_model_is_the_scheduled_graph_and_its_dependency_graph(path: Path) -> None:
+    from refcompiler.deps import dependency_graph
+    from refcompiler.driver import scheduled_graph, scheduled_model
+
+    graph = load_graph(path)
+    scheduled, deps = scheduled_model(graph)
+    assert scheduled == scheduled_graph(graph)
+    want = dependency_graph(scheduled)
+    assert list(deps.edges(data=True)) == list(want.edges(data=True)) and list(deps) == list(want)
+
+
 def test_the_collector_is_paused_while_compiling_and_resumed_after() -> None:
     import gc
 
