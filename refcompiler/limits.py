@@ -88,7 +88,11 @@ def shown(value: object, limit: int = 60) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
         return _magnitude(value)
     text = repr(value)
-    return text if len(text) <= limit else text[: limit - 5] + "...'" + f" ({len(text)} characters)"
+    if len(text) <= limit:
+        return text
+    if isinstance(value, str):  # the count is of the string's own characters, not its quoted repr's
+        return text[: limit - 5] + f"...' ({len(value)} characters)"
+    return text[: limit - 5] + f"... ({len(text)} characters written out)"
 
 
 def printable(text: str) -> str:

@@ -155,9 +155,13 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
     user's code); a built-in one's order is stored when that is legal on the
     correct compiler and reproduces (a plain regression test of its own), else
     the scheduler and seed. Other explicit orders as before: stored when legal
-    and reproducing, else none (replay then checks the standard schedules)."""
+    and reproducing, else none (replay then checks the standard schedules).
+    The pipeline recorded is the one the finding was made under: ``O0``, which
+    every schedule is compiled with beside the pipeline under test, when the
+    fault showed there (``refc compile`` or ``run`` of the case then shows it)."""
     record = FindingRecord(str(finding.signature), finding.explanation, finding.location.nodes, finding.location.instruction)
-    base = Case(graph, expect, config.pipeline, None, (), found_by(config), config.mutant,
+    pipeline = config.pipeline if finding.pipeline is None else finding.pipeline
+    base = Case(graph, expect, pipeline, None, (), found_by(config), config.mutant,
                 versions=versions(config.target), command=config.command, target=_target_record(config, finding), finding=record)
     if expect.kind is ExpectKind.REJECT:
         return base

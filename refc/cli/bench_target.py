@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from refcompiler.targets import BUILTIN
 from refc.cli.common import whole_number
 
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render"]
@@ -23,7 +24,7 @@ __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("target section")
-    g.add_argument("--target-name", metavar="NAME", default="onnxruntime", help="the target (default onnxruntime)")
+    g.add_argument("--target-name", metavar="NAME", default="onnxruntime", help=f"the target: {', '.join(BUILTIN)}, or module:attribute (default onnxruntime)")
     g.add_argument("--target-graphs", type=whole_number(1), default=100, metavar="N", help="graphs to run (default 100)")
 
 
@@ -81,4 +82,4 @@ def render(d: dict[str, Any]) -> str:
     )
 
 
-SECTION_ARGS = ("target", "graphs per second through an external compiler (onnxruntime)", add_arguments, measure, render)
+SECTION_ARGS = ("target", "graphs per second through an external compiler (--target-name, default onnxruntime)", add_arguments, measure, render)

@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 
 from refcompiler.errors import UsageError
+from refcompiler.targets import BUILTIN
 from refc.cli import fuzz_target
 from refc.cli.common import file_path, locked_out, out_dir, plural, positive_seconds, seconds, whole_number, worker_count
 
@@ -98,11 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="largest size drawn for an axis of a generated tensor, rank at most 3 (default 4, at most 64; "
                         "a concat's result is larger): larger finds what only large buffers show; not used with --graph")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
-    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (default: move them to DIR/earlier-<time>/)")
+    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (its summary, junit.xml, cases, bugs and report.html; default: move them to DIR/earlier-<time>/; earlier-* folders are kept)")
     p.add_argument("--shrink-grace", type=seconds, default=5.0, metavar="SECONDS",
                    help="with --budget, how long past it a new failure may still be shrunk (default 5)")
     p.add_argument("--target", metavar="NAME", default=None,
-                   help="fuzz an external compiler instead of refc's: onnxruntime, or module:attribute; "
+                   help=f"fuzz an external compiler instead of refc's: {', '.join(BUILTIN)}, or module:attribute; "
                         "each finding also gets a bug folder OUT/bugs/<signature>/")
     p.add_argument("--cluster", metavar="ADDRESS|local:N", default=None,
                    help="run the chunks on the Dask cluster whose scheduler is at ADDRESS, or on a local one of N "
@@ -121,7 +122,7 @@ def _seed(text: str) -> int:
 
 
 # What a campaign writes into --out (an earlier run's outputs, if present).
-_OUTPUTS = ("summary.json", "junit.xml", "cases")
+_OUTPUTS = ("summary.json", "junit.xml", "cases", "bugs", "report.html")  # what a campaign and ``refc report`` write
 
 
 def _write(summary: "Summary", out: Path) -> None:

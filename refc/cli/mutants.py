@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mutants", help="list the mutants (deliberately wrong compilers), or score the suite against them")
     p.add_argument("--json", action="store_true", help="print JSON: the catalog as a list, or the score as {\"mutants\": [...]}")
     p.add_argument("--score", action="store_true", help="run a campaign per mutant and report how fast each is killed")
-    p.add_argument("--budget", type=positive_seconds, default=10.0, metavar="SECONDS", help="time per campaign (default 10)")
-    p.add_argument("--seeds", type=whole_number(1), default=1, metavar="K", help="campaigns per mutant, seeds 0..K-1 (default 1)")
+    p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS", help="time per campaign (default 10)")
+    p.add_argument("--seeds", type=whole_number(1), default=None, metavar="K", help="campaigns per mutant, seeds 0..K-1 (default 1)")
     p.add_argument("--only", metavar="NAME", action="append", default=None, help="score only this mutant (repeatable)")
     p.set_defaults(func=run)
 
@@ -51,9 +51,12 @@ def run(args: argparse.Namespace) -> int:
     from refc.cli.tables import table_lines
 
     if args.score:
+        args.budget = 10.0 if args.budget is None else args.budget
+        args.seeds = 1 if args.seeds is None else args.seeds
         return _score(args)
-    if args.only:
-        raise UsageError("--only chooses the mutants --score scores; add --score")
+    for flag, given in (("--only", args.only), ("--budget", args.budget), ("--seeds", args.seeds)):
+        if given is not None:  # without --score it would be ignored
+            raise UsageError(f"{flag} sets how --score scores the mutants; add --score")
     rows = catalog_rows()
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -135,7 +138,8 @@ def _score(args: argparse.Namespace) -> int:
     else:
         for line in _score_table(results):
             print(line)
-        slow = [r["name"] for r in results if r["killed"] and r["seconds_to_kill"] > GOAL_SECONDS]
+        # a survivor misses both goals: it was never killed, so never in time
+        slow = [r["name"] for r in results if not r["killed"] or r["seconds_to_kill"] > GOAL_SECONDS]
         big = [r["name"] for r in results if r["killed"] and r["shrunk_nodes_max"] > GOAL_NODES]
         print(
             f"{len(results) - len(survivors)}/{len(results)} mutants killed"

@@ -11,12 +11,14 @@ gets one line and one verdict (``fuzz.replay``):
 - ``malformed``: the case cannot be checked as written: bad JSON or fields, an
   unknown pipeline or mutant, a stored schedule that is not a legal order of
   exactly its nodes (exit 2);
-- ``needs plug-in MODULE``: the case names a ``module:attribute`` pipeline or
-  scheduler. A case file is data: its modules are imported only when
+- ``needs plug-in MODULE``: the case names a ``module:attribute`` pipeline,
+  scheduler or target. A case file is data: its modules are imported only when
   ``--allow-plugin MODULE`` is given, and then in a child process with stdin
   closed and a time limit, so that a plug-in that exits, forks, reads stdin,
-  hangs or raises is reported as that case's error (regressed) and the other
-  cases still run (exit 2 when a case needs a plug-in that was not allowed).
+  hangs or raises while the case is checked is reported as that case's error
+  (regressed) and the other cases still run. An allowed MODULE that cannot be
+  loaded (not found from where replay runs, or raising as it is imported) is
+  reported as needed too, with the reason: it is not a regression (exit 2).
 
 The exit code reflects every case: 2 if one is malformed or needs a plug-in,
 else 1 if one regressed, else 0. ``--mutant NAME`` asks instead whether each

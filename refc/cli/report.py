@@ -6,8 +6,11 @@ Reads what ``refc fuzz --out OUT_DIR`` wrote (``summary.json``, format
 each distinct finding with its explanation, picture (inline SVG, when
 Graphviz's ``dot`` is installed), case and one-line replay command. The page
 needs no network to view. The summary is read defensively: a field it lacks
-is shown as missing, a field it gains is ignored. Exit 0 (the page was
-written); 2 when OUT_DIR is no campaign output or the page cannot be written.
+is shown as missing, a field it gains is ignored; but its format must be
+``refc-fuzz-summary/1`` and its ``signatures`` a list of objects (a page
+saying "nothing failed" of a summary it could not read would mislead). Exit 0
+(the page was written); 2 when OUT_DIR is no campaign output, its summary is
+not one this refc reads, or the page cannot be written.
 A case that cannot be read is reported on the page, not fatal.
 """
 
@@ -24,6 +27,7 @@ from refc.cli.common import file_path
 from refc.cli.picture import allow_flags, drawing
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import read_json, write_atomic
+from refcompiler.limits import shown
 from refcompiler.pictures.render import DOT_SECONDS, INSTALL_HINT, PictureFormat, have_dot, render
 
 if TYPE_CHECKING:
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES", "PICTURE_SECONDS", "MAX_CASE_BYTES", "MAX_SHOWN_CASE_BYTES"]
 
-SUMMARY_FORMAT = "refc-fuzz-summary/"
+SUMMARY_FORMAT = "refc-fuzz-summary/1"  # = fuzz.campaign.summary.SUMMARY_FORMAT (not imported: the page needs no campaign code)
 MAX_FILE_BYTES = 8 << 20  # a summary or a case larger than this is not one refc wrote
 MAX_FINDINGS = 200  # findings shown on one page
 MAX_PICTURE_NODES = 300  # a bigger case is listed without a picture (layout time)
@@ -53,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out_dir)
     summary = read_summary(out)
-    entries = [e for e in summary.get("signatures") or [] if isinstance(e, dict)] if isinstance(summary.get("signatures"), list) else []
+    entries = summary.get("signatures", [])  # a list of objects (``read_summary``)
     notes = [] if have_dot() else [f"no pictures: Graphviz's dot program is not installed ({INSTALL_HINT})"]
     if len(entries) > MAX_FINDINGS:
         notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")
@@ -91,8 +95,16 @@ def read_summary(out: Path) -> dict[str, Any]:
         raise UsageError(f"{out}: no summary.json here: not the output directory of a refc fuzz campaign")
     _bounded(path)
     doc = read_json(path)
-    if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith(SUMMARY_FORMAT):
-        raise MalformedInput(f"not a campaign summary (expected format {SUMMARY_FORMAT}1)", path=str(path), field="format")
+    if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith(SUMMARY_FORMAT.rpartition("/")[0]):
+        raise MalformedInput(f"not a campaign summary (expected format {SUMMARY_FORMAT})", path=str(path), field="format")
+    if doc["format"] != SUMMARY_FORMAT:
+        raise MalformedInput(f"{shown(doc['format'])} is a summary format this refc does not read (it reads {SUMMARY_FORMAT})", path=str(path), field="format")
+    found = doc.get("signatures", [])
+    if not isinstance(found, list):
+        raise MalformedInput("expected a list of findings", path=str(path), field="signatures")
+    for k, entry in enumerate(found):
+        if not isinstance(entry, dict):
+            raise MalformedInput("expected a finding (an object)", path=str(path), field=f"signatures[{k}]")
     return doc
 
 

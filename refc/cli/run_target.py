@@ -15,6 +15,7 @@ import argparse
 from typing import TYPE_CHECKING, Mapping
 
 from refcompiler.errors import UsageError
+from refcompiler.targets import BUILTIN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,7 +26,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", metavar="NAME", default=None, help="run on an external compiler instead: onnxruntime, or module:attribute")
+    p.add_argument("--target", metavar="NAME", default=None, help=f"run on an external compiler instead: {', '.join(BUILTIN)}, or module:attribute")
     p.add_argument("--config", metavar="KEY", default=None, help="with --target, or a case found against a target: only this configuration (default: every one)")
 
 

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _validate(args, graph, settings)
     except TermLimit as e:
-        raise UsageError(f"{e}: raise it with --max-terms") from None
+        raise UsageError(f"{args.graph}: {e}: raise it with --max-terms") from None
 
 
 def _validate(args: argparse.Namespace, graph: Graph, settings: Settings) -> int:

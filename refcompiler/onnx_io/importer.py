@@ -156,6 +156,11 @@ def _import(model: ModelProto, dims: dict[str, int], values: dict[str, np.ndarra
     unknown = sorted(set(values) - {vi.name for vi in g.input if vi.name not in env})
     if unknown:
         raise Refused(f"input value '{unknown[0]}'", "names no graph input of the model")
+    dynamic = sorted({d.dim_param for vi in (*g.input, *g.output) for d in vi.type.tensor_type.shape.dim if d.HasField("dim_param")})
+    unbound = sorted(set(dims) - set(dynamic))
+    if unbound:  # a misspelt name would be ignored, and the real one reported unbound
+        some = f"it has {', '.join(map(shown, dynamic))}" if dynamic else "it has none"
+        raise Refused(f"--dim {shown(unbound[0])}", f"names no dynamic dimension of the model's inputs or outputs ({some})")
     for vi in g.input:
         if vi.name in values and values[vi.name].dtype == np.int64:
             # a shape or axes fed as an input: fixed at import, as refc needs it

@@ -117,15 +117,20 @@ def test_an_earlier_campaign_is_never_mixed_in(tmp_path, capsys):
     assert main(args) == 0
     (out / "cases").mkdir()
     (out / "cases" / "old.json").write_text("{}")
+    (out / "report.html").write_text("<p>the earlier campaign's findings</p>")  # ``refc report``'s page of it
+    (out / "bugs" / "TGT-2.target.x").mkdir(parents=True)  # a target campaign's bug folder
     capsys.readouterr()
     assert main(args) == 0
     assert "moved the earlier campaign's outputs" in capsys.readouterr().err
     (archive,) = out.glob("earlier-*")
-    assert (archive / "cases" / "old.json").is_file() and (archive / "summary.json").is_file()
-    assert not (out / "cases").exists() and (out / "summary.json").is_file()
+    assert (archive / "summary.json").is_file() and (out / "summary.json").is_file()  # the new run's
+    for name in ("cases/old.json", "report.html", "bugs/TGT-2.target.x"):
+        assert (archive / name).exists() and not (out / name).exists()
     (out / "cases").mkdir()
+    (out / "report.html").write_text("<p>stale</p>")
     assert main([*args, "--clean"]) == 0
-    assert not (out / "cases").exists() and len(list(out.glob("earlier-*"))) == 1
+    assert not (out / "cases").exists() and not (out / "report.html").exists()
+    assert len(list(out.glob("earlier-*"))) == 1  # the folders earlier outputs were moved to are kept
 
 
 def test_the_summary_is_written_after_every_chunk():

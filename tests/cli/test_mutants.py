@@ -52,7 +52,21 @@ def test_score_with_an_unknown_name_is_bad_usage(capsys: pytest.CaptureFixture[s
     code, _, err = refc(capsys, "mutants", "--score", "--only", "nope")
     assert code == 2 and "unknown mutant" in err
     code, out, err = refc(capsys, "mutants", "--only", "nope")  # without --score: it listed the catalog, ignoring it
-    assert (code, out) == (2, "") and "--only chooses the mutants --score scores; add --score" in err
+    assert (code, out) == (2, "") and "--only sets how --score scores the mutants; add --score" in err
+    for flag, value in (("--budget", "3"), ("--seeds", "2")):
+        code, out, err = refc(capsys, "mutants", flag, value)
+        assert (code, out) == (2, "") and f"{flag} sets how --score scores the mutants; add --score" in err
+
+
+def test_a_survivor_misses_the_goals(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from refc.cli import mutants
+
+    row = {"name": "inplace-stencil", "killed": False, "campaigns": 1, "kills": 0, "seconds_to_kill": None,
+           "shrunk_nodes": None, "shrunk_nodes_max": None, "signature": None}
+    monkeypatch.setattr(mutants, "score", lambda name, **_: dict(row, name=name))  # a campaign that never kills it
+    code, out, _ = refc(capsys, "mutants", "--score", "--only", "inplace-stencil")
+    assert code == 1 and "0/1 mutants killed" in out and out.rstrip().endswith("survived: inplace-stencil")
+    assert "missed by: inplace-stencil" in out  # it said "missed by: none"
 
 
 def _wait_until_it_catches(pid: int, sig: int, seconds: float = 60.0) -> None:

@@ -160,6 +160,13 @@ def test_dynamic_shape_input_needs_dim(capsys, tmp_path):
     one_line_refusal(capsys, "import", MLP, "-o", tmp_path / "m.json", contains="dimension 0 'batch' is dynamic: bind it with --dim batch=SIZE")
 
 
+def test_a_dim_that_names_no_dynamic_dimension_is_refused_naming_the_ones_there(capsys, tmp_path):
+    # a misspelt name was ignored, and the error then said the real one was unbound
+    one_line_refusal(capsys, "import", MLP, "--dim", "batch=2", "--dim", "btach=2", "-o", tmp_path / "m.json",
+                     contains="--dim 'btach': names no dynamic dimension of the model's inputs or outputs (it has 'batch')")
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_missing_dims(capsys, tmp_path):
     x = vi("x", [2])
     x.type.tensor_type.shape.dim[0].Clear()

@@ -78,6 +78,21 @@ def test_a_bad_out_dir_is_exit_2_in_one_line(capsys, tmp_path):
         assert (code, out) == (2, "") and len(err.splitlines()) == 1 and words in err and str(target) in err
 
 
+@pytest.mark.parametrize(
+    "summary, field",
+    [
+        ({"format": "refc-fuzz-summary/9", "signatures": []}, "format: 'refc-fuzz-summary/9' is a summary format this refc does not read"),
+        ({"format": "refc-fuzz-summary/1", "signatures": "x"}, "signatures: expected a list of findings"),
+        ({"format": "refc-fuzz-summary/1", "signatures": [{}, 3]}, "signatures[1]: expected a finding"),
+    ],
+)
+def test_a_summary_this_refc_cannot_read_is_exit_2_not_a_page_saying_nothing_failed(capsys, tmp_path, summary, field):
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    code, out, err = refc(capsys, "report", tmp_path)
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1 and field in err and str(tmp_path / "summary.json") in err
+    assert not (tmp_path / "report.html").exists()
+
+
 def test_a_missing_or_foreign_case_is_noted_and_a_progress_series_is_drawn(capsys, out_dir):
     summary = json.loads((out_dir / "summary.json").read_text())
     summary["signatures"][0]["case"] = "cases/gone.json"

@@ -123,3 +123,11 @@ def test_an_npz_of_high_rank_or_objects(tmp_path, capsys):
     np.savez(path, x=np.array([1, "a"], dtype=object))
     code, _, err = refc(capsys, "run", SGD, "--inputs", path)
     assert code == 2 and "obj.npz: 'x': dtype object is not a number type" in err
+
+
+def test_a_long_value_is_cut_and_counted_by_its_own_characters() -> None:
+    from refcompiler.limits import shown
+
+    assert shown("a" * 129).endswith("...' (129 characters)") and len(shown("a" * 129)) < 90
+    assert shown("ab") == "'ab'"
+    assert shown(list(range(100))).endswith(f"... ({len(repr(list(range(100))))} characters written out)")

@@ -5,6 +5,8 @@ reducer."""
 
 from __future__ import annotations
 
+import pytest
+
 from specs import OpKind
 
 from fuzz.campaign import chunk as chunk_module
@@ -83,3 +85,23 @@ def test_a_failure_whose_replay_does_not_reproduce_is_kept_for_the_reducer(monke
     failing = random_case(MUTANT, task.seed, result.cases - 1)[0]
     assert seen[result.cases - 1] == failing and all(case[0].nodes[0].op is OpKind.NEG for case in seen[result.cases :])
     assert run.state.best.graph == failing[0] and len(result.found) == 1 and result.found[0].reproduces
+
+
+@pytest.mark.parametrize("mutant, pipeline", [("alloc-early-free", "O0"), ("share-any-input", "O2")])
+def test_a_case_records_the_pipeline_its_finding_was_made_under(mutant, pipeline):
+    # a fault of the O0 program checked beside O2 was stored as "O2": `refc compile CASE` and
+    # `refc run CASE`, which compile as the case records, then showed nothing wrong
+    from fuzz.case import case_from_doc
+    from refcompiler.driver import compile_graph
+    from refcompiler.errors import InvariantViolation
+    from refcompiler.mutants import activate
+
+    config = CampaignConfig(budget=None, max_cases=50, out=None, mutant=mutant, reduce_attempts=20)
+    result = run_chunk(Chunk(0, chunk_seed(3, 0), 50, config))
+    assert result.found
+    case = case_from_doc(result.found[0].case_doc)
+    assert case.pipeline == pipeline
+    with activate(mutant), pytest.raises(InvariantViolation) as caught:
+        compile_graph(case.graph, pipeline=case.pipeline, schedule=case.schedule,
+                      scheduler=case.scheduler or "topo", seed=case.scheduler_seed or 0)
+    assert str(case.finding.signature).startswith(caught.value.invariant)
