@@ -224,7 +224,7 @@ def _relu(inputs: list[str], outputs: list[str], x: str = "x", shape: tuple[int,
 
 
 @pytest.mark.parametrize("m, says", [
-    (_relu(["x" * 300], ["y"], x="x" * 300), r"storage\[0\].name: .* \(302 characters\) is not a valid name"),
+    (_relu(["x" * 300], ["y"], x="x" * 300), r"storage\[0\].name: .* \(300 characters\) is not a valid name"),
     (_relu(["x"], ["y", "y"]), r"duplicate name 'y.1'"),
     (_relu(["x"], ["y"], shape=(6,), out_shape=(1,) * 9 + (6,), nodes=[helper.make_node("Reshape", ["x", "s"], ["y"])],
            inits=[numpy_helper.from_array(np.array([1] * 9 + [6], np.int64), "s")]), r"a storage shape has 1 to 8 dimensions"),
