@@ -77,6 +77,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_path(entry: dict[str, Any], command: str) -> str:
+    """``command`` after the ``PYTHONPATH=FOLDERS`` the campaign's own replay
+    command (the summary's ``replay``) starts with, if it does: the folders its
+    plug-in modules were found in. Shown on the page, never run."""
+    given = entry.get("replay")
+    try:
+        first = shlex.split(given)[0] if isinstance(given, str) and given.startswith("PYTHONPATH=") else None
+    except (ValueError, IndexError):  # not a command line refc wrote
+        first = None
+    return f"PYTHONPATH={shlex.quote(first.partition('=')[2])} {command}" if first else command
+
+
 def _bounded(path: Path) -> None:
     """A campaign file refc may read whole: a regular file (a named pipe inside the
     directory would block the report for ever) of at most ``MAX_FILE_BYTES``."""
@@ -163,7 +175,7 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any, budget: Budget) 
         case_text = path.read_text(encoding="utf-8")
         graph = load_graph(path)
         # a case naming the user's scheduler, pipeline or target replays only with its module allowed
-        replay = shlex.join(words + allow_flags(path))
+        replay = _with_path(entry, shlex.join(words + allow_flags(path)))
         picture, note = _picture(graph, str(path), budget.deadline)
         if len(case_text) > MAX_SHOWN_CASE_BYTES:
             case_text = f"(the case, {size} bytes, is not copied into the page: it is {path})"

@@ -16,8 +16,10 @@ functions.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import inspect
+from dataclasses import fields as dataclass_fields
 from dataclasses import replace
 from typing import Callable, Iterator, Sequence
 
@@ -314,10 +316,41 @@ def _raise_at(program: Program | None, name: str, invariant: str, message: str) 
 def _apply(name: str, run: Pass, program: Program, context: object) -> object:
     """Run one pass; a user's pass that raises is a finding about it (exit 1),
     not a bug in refc. The built-in passes are trusted to raise only refc errors
-    (``_run_built_in``)."""
+    (``_run_built_in``).
+
+    A user's pass is given its own copy of the program: the instruction
+    objects are shared with the lowering and the other orders of the graph
+    (``Lowering``, ``identity_key``), and one changed in place (through
+    ``object.__setattr__``) would break the programs that share it, to be
+    blamed on lowering. A pass that changed its copy is a finding about it."""
     if run in _BUILT_IN:
         return _run_built_in(run, program, context)
-    return call_untrusted(run, f"pass {name}", program, blame=name)
+    given = copy.deepcopy(program)  # fields only (``Program.__getstate__``): nothing of refc's tables
+    result = call_untrusted(run, f"pass {name}", given, blame=name)
+    if given != program or given.passes != program.passes:
+        raise ExecutionError(
+            f"pass {name} changed the program it was given ({_first_change(program, given)}): a pass returns a "
+            "new Program and leaves its input as it is (the IR is immutable)",
+            component=name,
+        )
+    return program if result is given else result  # unchanged: the program refc verified already
+
+
+def _first_change(before: Program, after: Program) -> str:
+    """Where ``after`` first differs from ``before``, for a message."""
+    from refcompiler.ir_text import format_instr
+
+    if len(before.instrs) != len(after.instrs):
+        return f"{len(before.instrs)} instructions became {len(after.instrs)}"
+    for k, (old, new) in enumerate(zip(before.instrs, after.instrs)):
+        if old != new:
+            try:
+                now = f"`{format_instr(new)}`"
+            except Exception:  # noqa: BLE001  # fields the text form cannot print: shown as they are
+                now = shown(new)
+            return f"instruction {k} `{format_instr(old)}` became {now}"
+    changed = [f.name for f in dataclass_fields(Program) if getattr(before, f.name) != getattr(after, f.name)]
+    return f"its {changed[0] if changed else 'fields'} changed"
 
 
 # What built-in passes gave recently, by pass and input (``identity_key``), under

@@ -21,6 +21,8 @@ import enum
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from refcompiler.graph import Graph
 from refcompiler.targets.base import ConfigRun, Outcome, written_storage
 from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale, reduction_terms
@@ -116,7 +118,7 @@ def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bit
             same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
                 owed = "bit for bit" if bitwise else "within the per-op bounds"
-                detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_ulps(ulps)}; owed {owed})"
+                detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_how(got[s], want[s], ulps)}; owed {owed})"
                 return Discrepancy(Kind.CONFIGS, detail, r.config.key, other.config.key, s, k, bitwise)
     return None
 
@@ -127,10 +129,27 @@ def _reference(r: ConfigRun, reference: Sequence[Values], names: list[str], ops:
             kinds, inexact, scales, terms = ops[s]
             same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
-                detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_ulps(ulps)})"
+                detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_how(got[s], want[s], ulps)})"
                 return Discrepancy(Kind.REFERENCE, detail, r.config.key, "reference", s, k)
     return None
 
 
-def _ulps(ulps: int) -> str:
-    return "shapes, dtypes, NaNs or infinities differ" if ulps >= 2**32 else f"{ulps} ULPs"
+def _how(got: object, want: object, ulps: int) -> str:
+    """How ``got`` differs from ``want``: their types when those differ, else the
+    first element whose bits differ (an integer tensor has no ULPs: its values
+    are shown), with the float32 ULP distance."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"{got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}"
+    if got.dtype.kind not in "biuf":  # nothing refc stores: no element to show
+        return "they differ"
+    unsigned = np.dtype(f"u{got.dtype.itemsize}")
+    differ = np.flatnonzero(got.reshape(-1).view(unsigned) != want.reshape(-1).view(unsigned))
+    at = ""
+    if differ.size:
+        first = tuple(int(i) for i in np.unravel_index(int(differ[0]), got.shape))
+        at = f"the first element that differs, {list(first)}: {got[first].item()!r} against {want[first].item()!r}"
+    if got.dtype.kind != "f":
+        return at or "they differ"
+    far = "NaNs or infinities differ" if ulps >= 2**32 else f"{ulps} ULPs apart at most"
+    return f"{far}; {at}" if at else far

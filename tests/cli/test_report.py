@@ -239,3 +239,15 @@ def test_case_files_are_read_within_the_pages_budget_and_a_large_one_is_not_copi
     html = (out_dir / "report.html").read_text()
     assert html.count("is not copied into the page") == 1 and "&quot;expect&quot;" not in html
     assert html.count("of case files are spent") == 1 and html.count('<code class="replay">') == 2
+
+
+def test_the_replay_command_keeps_the_plugin_folders_the_campaign_printed():
+    # the page built the command again from the case and dropped the PYTHONPATH= the
+    # campaign's own command carries: pasted elsewhere it said "needs plug-in"
+    from refc.cli.report import _with_path
+
+    command = "refc replay o/cases/x.json --allow-plugin mine"
+    entry = {"replay": "PYTHONPATH='/tmp/my plugins' refc replay /elsewhere/cases/x.json --allow-plugin mine"}
+    assert _with_path(entry, command) == f"PYTHONPATH='/tmp/my plugins' {command}"
+    for replay in (None, 3, "refc replay x.json", "PYTHONPATH='unclosed refc replay"):
+        assert _with_path({"replay": replay}, command) == command

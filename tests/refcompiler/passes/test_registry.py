@@ -162,6 +162,31 @@ def test_a_pass_must_return_a_program():
     assert e.value.component == "nothing" and e.value.exit_code == 1
 
 
+def test_a_users_pass_that_changes_its_input_in_place_is_blamed_and_harms_nothing_shared():
+    """The instruction objects a pass is given are shared (with the lowering of
+    the graph, and other orders' programs): one changed in place broke those, a
+    fault blamed on lowering. A user's pass works on its own copy; changing it
+    is a finding about the pass, by name."""
+    from refcompiler.errors import ExecutionError
+
+    def renames_in_place(p: Program) -> Program:
+        object.__setattr__(p.instrs[1], "name", "a2")  # "an edit in place, for speed"
+        return p.with_instrs(p.instrs)
+
+    given = sample()
+    shared = given.instrs[1]
+    with pytest.raises(ExecutionError) as e:
+        run_pipeline(given, [("renames_in_place", renames_in_place)])
+    assert e.value.component == "renames_in_place" and e.value.exit_code == 1
+    assert str(e.value).startswith(
+        "pass renames_in_place changed the program it was given (instruction 1 `kernel  a = add(@out %a, @in A, @in W)` "
+        "became `kernel  a2 = add(@out %a, @in A, @in W)`): a pass returns a new Program"
+    )
+    assert shared.name == "a" and given == sample()  # refc's objects as they were
+    kept = run_pipeline(given, [("keeps", lambda p: p)])  # a pass giving its input back: the program verified, not its copy
+    assert kept.passes == ("keeps",) and all(a is b for a, b in zip(kept.instrs, given.instrs, strict=True))
+
+
 def test_a_user_pipeline_function_that_misbehaves_is_an_error_naming_it(user_module):
     import os
 

@@ -69,3 +69,22 @@ def test_a_long_reduction_owes_a_slack_that_grows_with_its_terms():
     assert _judged(2e-5, SUM) is None
     d = _judged(1e-3, SUM)
     assert d is not None and d.kind is Kind.REFERENCE
+
+
+def test_a_discrepancy_shows_the_first_element_that_differs_and_an_integers_values():
+    # an int32 max compared as unsigned said "(0 ULPs; owed bit for bit)", as if the values agreed
+    ids = Graph(
+        name="ids",
+        storage=(
+            Storage("x", StorageKind.PLACEHOLDER, Dtype.INT32, (3,), init=Init(value=(-2, 5, 1))),
+            Storage("p", StorageKind.PLACEHOLDER, Dtype.INT32, (3,), init=Init(value=(0, 0, 0))),
+        ),
+        nodes=(Node("s", OpKind.SAVE, (Ref("x"),), attrs=freeze_attrs({"target": "p"})),),
+    )
+    reference = reference_runs(ids)
+    wrong = [{k: np.array([-2, 5, 7], np.int32) if k == "p" else v for k, v in r.items()} for r in reference]
+    outcome = Outcome(results=[ConfigRun(Configuration("base", "one"), wrong)], entry=initial_values(ids))
+    d = judge(ids, outcome, reference)
+    assert d is not None and d.detail == "'p' after run 1: base differs from the reference (the first element that differs, [2]: 7 against 1)"
+    d = _judged(1e-3)
+    assert d is not None and "ULPs apart at most; the first element that differs, [0]: " in d.detail
