@@ -191,11 +191,47 @@ def judge(case: Case, *, mutant: str | None = None) -> Outcome:
         on = f" on target {case.target.spec}" if case.target is not None else ""
         return Outcome(Verdict.REGRESSED, f"expected {case.expect}{on}: {finding}{_unlike_recorded(case, finding)}")
     if case.mutant is None:
+        unstable = _unstable_scheduler(case, report)
+        if unstable:
+            return Outcome(Verdict.REGRESSED, f"{case.expect} this time, but {unstable}")
         return Outcome(Verdict.OK, f"{case.expect}{_order_changed(case, report)}")
     killed = check_case(case, mutant=case.mutant).finding
     if killed is None:
         return Outcome(Verdict.REGRESSED, f"{case.expect}, but no longer kills its mutant {case.mutant}")
     return Outcome(Verdict.OK, f"{case.expect}, kills {case.mutant}{_unlike_recorded(case, killed, now=True)}")
+
+
+ASKED_AGAIN = 4  # times replay asks a case's scheduler again for its order
+
+
+def _unstable_scheduler(case: Case, report: CaseReport) -> str:
+    """Why the case's scheduler cannot be vouched for, when asked again for the
+    graph with the recorded seed it gives another order than the check just
+    checked (a scheduler that shuffles with its own randomness: the bug the
+    case records may show only sometimes, and a replay that passed says
+    nothing); empty otherwise."""
+    from refcompiler.driver import prepare, scheduler_order
+    from refcompiler.schedulers import resolve_scheduler
+
+    if case.scheduler is None or case.expect.kind is not ExpectKind.PASS:
+        return ""
+    seed = case.scheduler_seed or 0
+    first = report.scheduler_orders.get((case.scheduler, seed))
+    if first is None:  # not asked (a graph that is all dead code)
+        return ""
+    prepared, scheduler = prepare(case.graph), resolve_scheduler(case.scheduler)
+    for _ in range(ASKED_AGAIN):  # a shuffle of a few nodes may give the same order once by chance
+        try:
+            again = scheduler_order(prepared, scheduler, seed)
+        except RefCompilerError as e:
+            return f"{clipped(case.scheduler, 200)}, asked again for the same graph and seed {seed}, failed: {clipped(str(e), 300)}"
+        if again != first:
+            break
+    else:
+        return ""
+    return (f"{clipped(case.scheduler, 200)} gave another order when asked again for the same graph and seed {seed} "
+            f"({clipped(' '.join(first), 200)}, then {clipped(' '.join(again), 200)}): a scheduler must be a function of "
+            "the graph and the seed, or the bug the case records shows only sometimes")
 
 
 def _order_changed(case: Case, report: CaseReport) -> str:

@@ -7,7 +7,8 @@ gets one line and one verdict (``fuzz.replay``):
   nothing under the case's schedule, or the standard schedules), ``{"reject":
   ID}`` (the verifier rejects it with that id, one of G-1, OWN-1..4), and a
   case recorded with ``"mutant": NAME`` still fails with that mutant active;
-- ``regressed``: one does not (exit 1);
+- ``regressed``: one does not, or the scheduler the case records gives another
+  order when asked again for the same graph and seed (exit 1);
 - ``malformed``: the case cannot be checked as written: bad JSON or fields, an
   unknown pipeline or mutant, a stored schedule that is not a legal order of
   exactly its nodes (exit 2);

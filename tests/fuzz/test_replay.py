@@ -13,7 +13,7 @@ from refcompiler.errors import MalformedInput
 
 from fuzz.case import case_from_doc
 from fuzz.corpus import load_case
-from fuzz.replay import Verdict, case_problem, exit_code, judge, plugin_modules
+from fuzz.replay import ASKED_AGAIN, Verdict, case_problem, exit_code, judge, plugin_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 SGD = json.loads((ROOT / "examples" / "sgd_momentum.json").read_text())
@@ -160,15 +160,18 @@ def test_a_case_that_fails_otherwise_than_it_recorded_says_how_it_was_recorded()
     assert "\x1b" not in hostile and "\\x1b[2J" in hostile and hostile.endswith("...)") and len(hostile) < 400
 
 
-def test_a_scheduler_is_asked_once_and_its_answer_is_what_the_note_compares(tmp_path, monkeypatch):
-    # replay asked the scheduler again for the note: one that answers otherwise each
-    # time was said to have changed its order, though the order checked was the recorded one
+def test_a_scheduler_that_answers_otherwise_when_asked_again_cannot_pass(tmp_path, monkeypatch):
+    # a scheduler shuffling with its own randomness: its recorded bug shows only sometimes,
+    # and a replay that happened to pass said "ok" (exit 0) with a note
     (tmp_path / "r9_flaky.py").write_text(
         "calls = []\n"
         "def schedule(graph, deps, seed):\n"
         "    calls.append(seed)\n"
         "    if len(calls) % 2:\n"
         "        return ['sum', 'late', 's', 'save_late']\n"
+        "    return ['late', 'sum', 's', 'save_late']\n"
+        "def steady(graph, deps, seed):\n"
+        "    calls.append(seed)\n"
         "    return ['late', 'sum', 's', 'save_late']\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -178,8 +181,13 @@ def test_a_scheduler_is_asked_once_and_its_answer_is_what_the_note_compares(tmp_
     case = case_from_doc({**doc, "expect": "pass", "scheduler": "r9_flaky:schedule", "scheduler_seed": 3,
                           "scheduler_order": ["sum", "late", "s", "save_late"]})
     outcome = judge(case)
-    assert outcome.verdict is Verdict.OK and "now orders" not in outcome.detail, outcome
-    assert r9_flaky.calls == [3]
-    outcome = judge(case)  # asked again: the other order, which this check used and the note names
-    assert outcome.verdict is Verdict.OK and "r9_flaky:schedule now orders the graph otherwise" in outcome.detail, outcome
-    assert r9_flaky.calls == [3, 3]
+    assert outcome.verdict is Verdict.REGRESSED and outcome.detail == (
+        "pass this time, but r9_flaky:schedule gave another order when asked again for the same graph and seed 3 "
+        "(sum late s save_late, then late sum s save_late): a scheduler must be a function of the graph and the seed, "
+        "or the bug the case records shows only sometimes"), outcome
+    assert r9_flaky.calls == [3, 3]  # the check's answer, then one more
+    # a scheduler that gives one order: asked again ASKED_AGAIN times, and the note compares the order checked
+    r9_flaky.calls.clear()
+    outcome = judge(replace(case, scheduler="r9_flaky:steady"))
+    assert outcome.verdict is Verdict.OK and "r9_flaky:steady now orders the graph otherwise" in outcome.detail, outcome
+    assert r9_flaky.calls == [3] * (1 + ASKED_AGAIN)
