@@ -328,7 +328,8 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
         # one line each: names a user's pass or target made (a newline in an instruction's name) are escaped
-        print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}")
+        unreproduced = "" if entry["reproduces"] else f" (did not reproduce when replayed: {printable(str(entry['reproduces_reason'] or 'no reason recorded'))})"
+        print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}{unreproduced}")
         print(f"    case {out / entry['case']} ({plural(entry['nodes'], 'node')}); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:
         script = folder / "repro.py"

@@ -4,7 +4,8 @@ Reads what ``refc fuzz --out OUT_DIR`` wrote (``summary.json``, format
 ``refc-fuzz-summary/1``, and the shrunk cases under ``cases/``) and writes
 ``OUT_DIR/report.html`` (or ``FILE``): the summary, throughput over time, and
 each distinct finding with its explanation, picture (inline SVG, when
-Graphviz's ``dot`` is installed), case and one-line replay command. The page
+Graphviz's ``dot`` is installed), case and one-line replay command (and, for
+one that did not reproduce when replayed, why). The page
 needs no network to view. The summary is read defensively: a field it lacks
 is shown as missing, a field it gains is ignored; but its format must be
 ``refc-fuzz-summary/1`` and its ``signatures`` a list of objects (a page
@@ -146,6 +147,9 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any, budget: Budget) 
                            ("passes_without_mutant", "passes without the mutant"))
         if entry.get(key) is not None  # e.g. passes_without_mutant of a campaign without one
     ]
+    why = entry.get("reproduces_reason")
+    if entry.get("reproduces") is False and why:  # what replaying found instead, beside the False
+        facts = [(label, f"{value} ({why})" if label == "reproduces on replay" else value) for label, value in facts]
     title = str(entry.get("text") or entry.get("signature") or "a finding")
     explanation = str(entry.get("explanation", ""))
     path = _case_path(out, entry)
