@@ -102,7 +102,7 @@ def markdown_summary(summary: Summary, out: Path) -> str:
             lines.append(f"| {_cell(entry['text'])}: {_cell(entry['explanation'][:200])} | {entry['nodes']} | `{command}` |")
     unsettled = doc["symbolic_inconclusive"]
     if unsettled["programs"]:
-        lines += ["", f"{unsettled_text(doc)}:", "", "| pipeline, schedule | why | look at it |", "| --- | --- | --- |"]
+        lines += [*([""] if lines[-1] else []), f"{unsettled_text(doc)}:", "", "| pipeline, schedule | why | look at it |", "| --- | --- | --- |"]
         for entry in unsettled["kept"]:
             look = f"`{entry['validate']}`" if entry["validate"] else "-"
             lines.append(f"| {_cell(entry['pipeline'])}, {_cell(entry['schedule'] or 'no schedule')} | {_cell(entry['reason'][:200])} | {look} |")
