@@ -81,8 +81,8 @@ def case_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The case files ``paths`` name: a file as it is, a directory's ``*.json``
     files (recursively, sorted). A campaign's output directory met on the way
     (``is_campaign_dir``), the directory given included, stands for its
-    ``cases/`` only: its summary, its bug folders and the outputs of earlier
-    campaigns moved into it are not cases. A path that does not exist is a
+    ``cases/`` only: its summary, its ``inconclusive/`` cases (no findings), its
+    bug folders and the outputs of earlier campaigns moved into it are not cases. A path that does not exist is a
     ``MalformedInput``."""
     out: list[Path] = []
     for p in map(Path, paths):

@@ -31,8 +31,9 @@ from fuzz.campaign.config import END_MARGIN, HARD_GRACE, CampaignConfig
 from fuzz.campaign.failure import CaseCut, Example, Failure, check_within, finish
 from fuzz.campaign.live import Live, end_requested, set_running
 from fuzz.campaign.repeatable import no_local_constants
+from fuzz.campaign.unsettled import MAX_KEPT, UnsettledCase, kind_of, unsettled_case
 from fuzz.case import Case, Expect, ExpectKind
-from fuzz.oracle import Bug, Finding, Signature
+from fuzz.oracle import Bug, Finding, Signature, Unsettled
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
@@ -85,6 +86,9 @@ class ChunkResult:
     seconds_by_stage: tuple[tuple[str, float], ...] = ()  # where the chunk's time went (``ChunkState.seconds``)
     part: int = 0  # the chunk's ``Chunk.part``
     cut: str | None = None  # why the chunk ended with a case unchecked (``CaseCut``)
+    unsettled: int = 0  # programs the symbolic stage left unsettled (``ChunkState.unsettled``)
+    unsettled_cases: int = 0  # cases with at least one
+    unsettled_kept: tuple[UnsettledCase, ...] = ()  # the first ``MAX_KEPT`` of those cases, storable
 
 
 @dataclass
@@ -112,6 +116,11 @@ class ChunkState:
     # budget mode: the chunk's last moment, by which it must have answered (``failure.check_within`` limits each case by it)
     end: float | None = None
     cut: str | None = None  # ``CaseCut``'s message: the case the chunk's end found unchecked
+    # the new cases' programs the symbolic stage could neither prove nor refute (not findings):
+    # how many, in how many cases, and the first ``MAX_KEPT`` cases, kept to be looked at
+    unsettled: int = 0
+    unsettled_cases: int = 0
+    unsettled_kept: list[UnsettledCase] = field(default_factory=list)
 
     @property
     def phase(self) -> str:
@@ -182,9 +191,24 @@ class _ChunkRun:
         report = check_within(self.config, Case(graph, expect, self.config.pipeline), seed=case_seed, target=s.target, focus=focus)
         s.schedules += report.schedules
         s.seconds.update(report.seconds)
-        if report.refused is not None and s.target is None:  # a new graph, not a shrink attempt
-            s.refused[report.refused[:200]] += 1
+        if s.target is None:  # a new graph, not a shrink attempt
+            if report.refused is not None:
+                s.refused[report.refused[:200]] += 1
+            if report.unsettled:
+                s.unsettled += len(report.unsettled)
+                s.unsettled_cases += 1
+                self._keep_unsettled(graph, expect, case_seed, report.unsettled)
         return report.finding
+
+    def _keep_unsettled(self, graph: Graph, expect: Expect, case_seed: int, unsettled: tuple[Unsettled, ...]) -> None:
+        """Keep the case of the first of ``unsettled`` whose kind (``UnsettledCase.kind``)
+        the chunk has not kept, while it keeps fewer than ``MAX_KEPT``."""
+        s = self.state
+        known = {case.kind for case in s.unsettled_kept}
+        for u in unsettled:
+            if len(s.unsettled_kept) < MAX_KEPT and kind_of(u) not in known:
+                s.unsettled_kept.append(unsettled_case(self.config, graph, expect, case_seed, u))
+                return
 
     def finding_of(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         """What the oracle finds for the case, or found before (the chunk's
@@ -276,7 +300,8 @@ class _ChunkRun:
     def _result(self, start: float, found: tuple[Failure, ...]) -> ChunkResult:
         s = self.state
         return ChunkResult(self.task.index, s.cases, s.invalid, s.schedules, s.failures, found, time.time() - start,
-                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())), self.task.part, s.cut)
+                           tuple(s.refused.items()), tuple(sorted(s.seconds.items())), self.task.part, s.cut,
+                           s.unsettled, s.unsettled_cases, tuple(s.unsettled_kept))
 
     def generate(self) -> None:
         """Check the chunk's cases in order until the first new failure, which

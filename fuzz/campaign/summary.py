@@ -14,9 +14,10 @@ from typing import Any
 from fuzz.campaign.chunk import ChunkResult
 from fuzz.campaign.config import CampaignConfig
 from fuzz.campaign.failure import Failure
+from fuzz.campaign.unsettled import UnsettledCase, kept
 from fuzz.oracle import Signature
 
-__all__ = ["SUMMARY_FORMAT", "Summary", "plugin_folders", "plugin_modules", "replay_command"]
+__all__ = ["SUMMARY_FORMAT", "Summary", "plugin_folders", "plugin_modules", "replay_command", "validate_command"]
 
 SUMMARY_FORMAT = "refc-fuzz-summary/1"
 PROGRESS_POINTS = 500  # a summary's progress series holds between this many and twice as many points
@@ -37,8 +38,20 @@ def replay_command(config: CampaignConfig, case_path: str) -> str:
     shell without it then runs the command as the campaign's did. (A module
     found in the current folder is found there again: the command, whose
     case path may be relative, is run from there.)"""
+    return _command(config, ["refc", "replay", case_path])
+
+
+def validate_command(config: CampaignConfig, case_path: str) -> str:
+    """The command that validates a stored unsettled case (``unsettled``)
+    symbolically as the campaign's symbolic stage did: with its Z3 time limit,
+    mutant and plug-ins, as ``replay_command``."""
+    from fuzz.oracle.stages.symbolic import TIMEOUT
+
+    return _command(config, ["refc", "validate", case_path, "--timeout", f"{TIMEOUT:g}"])
+
+
+def _command(config: CampaignConfig, words: list[str]) -> str:
     modules = plugin_modules(config)
-    words = ["refc", "replay", case_path]
     if config.mutant:
         words += ["--mutant", config.mutant]
     for module in modules:
@@ -92,6 +105,12 @@ class Summary:
     seconds_by_stage: Counter[str] = field(default_factory=Counter)  # the chunks' wall-clock seconds, where they went
     # (seconds since start, cases, schedules) as each chunk ended: the report's throughput over time
     progress: list[tuple[float, int, int]] = field(default_factory=lambda: [(0.0, 0, 0)])
+    # programs the symbolic stage could neither prove nor refute (not findings: no exit code says them), in how
+    # many cases, and the first of those cases of distinct kinds (``unsettled.kept``) by (chunk index, part, place in the chunk)
+    unsettled: int = 0
+    unsettled_cases: int = 0
+    unsettled_kept: list[tuple[tuple[int, int, int], UnsettledCase]] = field(default_factory=list)
+    unsettled_files: list[str] = field(default_factory=list)  # their case files, relative to the output directory
 
     @property
     def failed(self) -> bool:
@@ -139,6 +158,12 @@ class Summary:
         self.progress.append((time.time() - self.start, self.cases, self.schedules))
         if result.cut is not None:
             self.lost_chunks.append({"chunk": result.index, "cases": 1, "reason": result.cut, "kind": "cut"})
+        self.unsettled += result.unsettled
+        self.unsettled_cases += result.unsettled_cases
+        both = sorted(self.unsettled_kept + [((result.index, result.part, k), u) for k, u in enumerate(result.unsettled_kept)],
+                      key=lambda item: item[0])  # the lowest places: whichever chunk ends first
+        chosen = {id(u) for u in kept([u for _, u in both])}
+        self.unsettled_kept = [item for item in both if id(item[1]) in chosen]
         if len(self.progress) > 2 * PROGRESS_POINTS:  # a long campaign: every other point, the first and last kept
             self.progress[1:-1] = self.progress[2:-1:2]
         for failure in result.found:
@@ -166,6 +191,17 @@ class Summary:
             "seconds_to_find": round(f.found_at - self.start, 3),
         }
 
+    def _unsettled_doc(self) -> dict[str, Any]:
+        """``symbolic_inconclusive``: what the symbolic stage left unsettled
+        (not findings), counted, and the first cases with their files and the
+        ``refc validate`` command that looks at each again."""
+        kept = []
+        for k, (_, u) in enumerate(self.unsettled_kept):
+            case = self.unsettled_files[k] if k < len(self.unsettled_files) else None
+            path = case if case is None or self.config.out is None else str(self.config.out / case)
+            kept.append({**u.to_doc(), "case": case, "validate": None if path is None else validate_command(self.config, path)})
+        return {"programs": self.unsettled, "cases": self.unsettled_cases, "kept": kept}
+
     def to_doc(self) -> dict[str, Any]:
         cps, sps = self.rates()
         c = self.config
@@ -190,6 +226,7 @@ class Summary:
             "failures": self.failures,
             "distinct_failures": len(self.found),
             "signatures": [self._signature_doc(sig) for sig in sorted(self.found)],
+            "symbolic_inconclusive": self._unsettled_doc(),
             "stopped_by": self.stopped_by,
             "interrupted": self.interrupted,
             "complete": self.phase == "done",

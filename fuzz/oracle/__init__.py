@@ -31,7 +31,7 @@ dependency model) is done once per graph (``GraphContext``).
 from fuzz.oracle.chain import CHAIN, iter_findings
 from fuzz.oracle.check import check, check_case, legal_on_correct_compiler
 from fuzz.oracle.context import GraphContext, RunContext, reference_runs
-from fuzz.oracle.finding import CRASH, Bug, CaseReport, Finding, Location, Signature, Stage
+from fuzz.oracle.finding import CRASH, Bug, CaseReport, Finding, Location, Signature, Stage, Unsettled
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages.verify import check_rejected
 
@@ -42,6 +42,7 @@ __all__ = [
     "Location",
     "Finding",
     "CaseReport",
+    "Unsettled",
     "CRASH",
     "CHAIN",
     "OracleStage",

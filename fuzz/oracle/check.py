@@ -113,8 +113,8 @@ def check_case(
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
     for f in iter_findings(ctx, choices, pipelines, chain):
         if target is None or f.signature.matches(target):
-            return CaseReport(f, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders)
-    return CaseReport(None, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders)
+            return CaseReport(f, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
+    return CaseReport(None, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
 
 
 def _focused(choices: Sequence[ScheduleChoice], focus: Finding | None) -> Sequence[ScheduleChoice]:

@@ -33,6 +33,7 @@ from refcompiler.values import Values, bind_inputs
 from refcompiler.verifier import violations
 
 from fuzz.case import PASS, Expect
+from fuzz.oracle.finding import Unsettled
 from fuzz.schedules import ScheduleChoice
 
 __all__ = ["Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
@@ -62,7 +63,8 @@ class GraphContext:
     symbolic: bool | None = None
     schedules: int = 0
     orders_checked: set[tuple[str, ...]] = field(default_factory=set, repr=False)
-    symbolic_inconclusive: int = 0
+    # the programs the symbolic stage could neither prove nor refute (inconclusive, not findings), in order
+    symbolic_inconclusive: list[Unsettled] = field(default_factory=list, repr=False)
     target_refused: str | None = None  # why an external target refused the graph (not a finding)
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["Stage", "Bug", "Signature", "Location", "Finding", "CaseReport", "CRASH", "ERROR", "crash"]
+__all__ = ["Stage", "Bug", "Signature", "Location", "Finding", "Unsettled", "CaseReport", "CRASH", "ERROR", "crash"]
 
 # The signature's "invariant" when no invariant id applies: refc itself raised
 # an unexpected exception (CRASH), or a run failed with an ExecutionError (ERROR).
@@ -165,6 +165,22 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Unsettled:
+    """A compiled program the symbolic stage could neither prove nor refute
+    (Z3 unknown or its time limit, a difference Z3 found that the concrete run
+    on its values does not confirm, the term bound): not a finding, but worth a
+    look, so a campaign reports it. ``schedule``: how the case was scheduled;
+    ``order``: the order compiled; ``reason``: the validator's verdict;
+    ``difference``: where the terms first differ, when Z3 was asked."""
+
+    pipeline: str
+    schedule: ScheduleChoice | None
+    order: tuple[str, ...] | None
+    reason: str
+    difference: str | None = None
+
+
+@dataclass(frozen=True)
 class CaseReport:
     finding: Finding | None
     schedules: int  # schedules compiled and run (each under every pipeline)
@@ -172,6 +188,8 @@ class CaseReport:
     seconds: Mapping[str, float] = field(default_factory=dict)  # wall-clock seconds by oracle stage (``GraphContext.seconds``)
     # what each scheduler asked answered, by (scheduler, seed) (``GraphContext.scheduler_orders``)
     scheduler_orders: Mapping[tuple[str, int], tuple[str, ...]] = field(default_factory=dict)
+    # the programs the symbolic stage left unsettled, in the order checked (``GraphContext.symbolic_inconclusive``)
+    unsettled: tuple[Unsettled, ...] = ()
 
 
 def crash(stage: Stage, e: BaseException, **where: object) -> Finding:

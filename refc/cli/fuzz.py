@@ -4,7 +4,9 @@ Generates random valid graphs (and a share of graphs that break one
 invariant), checks each with the oracle chain under several schedules, ``O0``
 and the pipeline, shrinks every new failure, and writes ``DIR/summary.json``,
 ``DIR/junit.xml`` and ``DIR/cases/<signature>.json`` (one shrunk corpus case
-per distinct failure signature). Exit 0 when nothing failed, 1 when
+per distinct failure signature), and ``DIR/inconclusive/<k>.json``: the first
+cases whose programs the symbolic stage neither proved nor refuted (not
+findings; counted in the summary and listed in the final lines). Exit 0 when nothing failed, 1 when
 something did, 2 for bad usage, 3 when nothing failed but the campaign is
 inconclusive: chunks were lost and no valid case was checked (a scheduler
 or pass that hangs on every graph), or a worker died.
@@ -99,7 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="largest size drawn for an axis of a generated tensor, rank at most 3 (default 4, at most 64; "
                         "a concat's result is larger): larger finds what only large buffers show; not used with --graph")
     p.add_argument("--out", metavar="DIR", default="fuzz-out", help="output directory (default fuzz-out/)")
-    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (its summary, junit.xml, cases, bugs and report.html; default: move them to DIR/earlier-<time>/; earlier-* folders are kept)")
+    p.add_argument("--clean", action="store_true", help="remove an earlier campaign's outputs from --out (its summary, junit.xml, cases, inconclusive cases, bugs and report.html; default: move them to DIR/earlier-<time>/; earlier-* folders are kept)")
     p.add_argument("--shrink-grace", type=seconds, default=5.0, metavar="SECONDS",
                    help="with --budget, how long past it a new failure may still be shrunk (default 5)")
     p.add_argument("--target", metavar="NAME", default=None,
@@ -122,7 +124,7 @@ def _seed(text: str) -> int:
 
 
 # What a campaign writes into --out (an earlier run's outputs, if present).
-_OUTPUTS = ("summary.json", "junit.xml", "cases", "bugs", "report.html")  # what a campaign and ``refc report`` write
+_OUTPUTS = ("summary.json", "junit.xml", "cases", "inconclusive", "bugs", "report.html")  # what a campaign and ``refc report`` write
 
 
 def _write(summary: "Summary", out: Path) -> None:
@@ -313,7 +315,7 @@ def _unbroken(interrupted: bool) -> Iterator[None]:
 
 def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str | None) -> int:
     """What the campaign found, on stdout (and as bug folders for a target), and the exit code."""
-    from fuzz.campaign.reports import inconclusive_text
+    from fuzz.campaign.reports import inconclusive_text, unsettled_lines
     from fuzz.campaign.summary import replay_command
     from refcompiler.limits import printable
 
@@ -328,7 +330,8 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
         # one line each: names a user's pass or target made (a newline in an instruction's name) are escaped
-        print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}")
+        unreproduced = "" if entry["reproduces"] else f" (did not reproduce when replayed: {printable(str(entry['reproduces_reason'] or 'no reason recorded'))})"
+        print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}{unreproduced}")
         print(f"    case {out / entry['case']} ({plural(entry['nodes'], 'node')}); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:
         script = folder / "repro.py"
@@ -336,6 +339,9 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
             print(f"  bug folder {folder}: python {script}")
         else:  # the target's bug_files wrote no script (e.g. torch-inductor, a plug-in's own files)
             print(f"  bug folder {folder}: {', '.join(sorted(p.name for p in folder.iterdir()))} (no repro.py: the target writes none)")
+    if doc["symbolic_inconclusive"]["programs"]:  # not findings, and no exit code says them: they are printed
+        for line in unsettled_lines(doc, out):
+            print(f"  {printable(line)}")
     _github(summary, out)
     for lost in doc["lost_chunks"]:
         print(f"  lost chunk {lost['chunk']} ({plural(lost['cases'], 'case')}): {lost['reason']}")

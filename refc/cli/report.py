@@ -2,9 +2,12 @@
 
 Reads what ``refc fuzz --out OUT_DIR`` wrote (``summary.json``, format
 ``refc-fuzz-summary/1``, and the shrunk cases under ``cases/``) and writes
-``OUT_DIR/report.html`` (or ``FILE``): the summary, throughput over time, and
+``OUT_DIR/report.html`` (or ``FILE``): the summary, throughput over time,
 each distinct finding with its explanation, picture (inline SVG, when
-Graphviz's ``dot`` is installed), case and one-line replay command. The page
+Graphviz's ``dot`` is installed), case and one-line replay command (and, for
+one that did not reproduce when replayed, why), and what the symbolic stage
+left inconclusive (not findings: the count, and each case kept with its
+``refc validate`` command). The page
 needs no network to view. The summary is read defensively: a field it lacks
 is shown as missing, a field it gains is ignored; but its format must be
 ``refc-fuzz-summary/1`` and its ``signatures`` a list of objects (a page
@@ -31,7 +34,7 @@ from refcompiler.limits import shown
 from refcompiler.pictures.render import DOT_SECONDS, INSTALL_HINT, PictureFormat, have_dot, render
 
 if TYPE_CHECKING:
-    from refcompiler.pictures.report import FindingView
+    from refcompiler.pictures.report import FindingView, UnsettledView
 
 __all__ = ["register", "run", "MAX_FILE_BYTES", "MAX_FINDINGS", "MAX_PICTURE_NODES", "PICTURE_SECONDS", "MAX_CASE_BYTES", "MAX_SHOWN_CASE_BYTES"]
 
@@ -64,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     budget = Budget(time.monotonic() + PICTURE_SECONDS, MAX_CASE_BYTES)
     findings = [finding_view(out, e, summary.get("mutant"), budget) for e in entries[:MAX_FINDINGS]]
     found_at = [t for t in (finite_number(e.get("seconds_to_find")) for e in entries) if t is not None]
-    page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes)
+    page = campaign_html(f"refc fuzz campaign: {out}", summary, findings, found_at, notes, unsettled_view(out, summary.get("symbolic_inconclusive")))
     target = Path(args.output) if args.output is not None else out / "report.html"
     # the default page is inside a campaign directory, which may come from elsewhere (a
     # CI artifact): a link planted there as report.html is not followed, as in refc fuzz
@@ -87,6 +90,26 @@ def _with_path(entry: dict[str, Any], command: str) -> str:
     except (ValueError, IndexError):  # not a command line refc wrote
         first = None
     return f"PYTHONPATH={shlex.quote(first.partition('=')[2])} {command}" if first else command
+
+
+def unsettled_view(out: Path, doc: Any) -> UnsettledView | None:
+    """What the page shows of a summary's ``symbolic_inconclusive`` (the programs
+    the symbolic stage neither proved nor refuted: not findings), read as
+    defensively as the rest: ``None`` when the summary has none to show."""
+    from refcompiler.pictures.report import UnsettledView
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("programs"), int) or doc["programs"] <= 0:
+        return None
+    rows = []
+    for entry in doc.get("kept", []) if isinstance(doc.get("kept"), list) else []:
+        if not isinstance(entry, dict):
+            continue
+        where = f"pipeline {entry.get('pipeline', '-')}, {entry.get('schedule') or 'no schedule'}"
+        at = f" (first at {entry['difference']})" if entry.get("difference") else ""
+        case = entry.get("case")
+        rows.append((where, f"{entry.get('reason', '-')}{at}", str(out / case) if isinstance(case, str) else "-", str(entry.get("validate") or "-")))
+    cases = doc.get("cases")
+    return UnsettledView(doc["programs"], cases if isinstance(cases, int) else None, tuple(rows))
 
 
 def _bounded(path: Path) -> None:
@@ -158,6 +181,9 @@ def finding_view(out: Path, entry: dict[str, Any], mutant: Any, budget: Budget) 
                            ("passes_without_mutant", "passes without the mutant"))
         if entry.get(key) is not None  # e.g. passes_without_mutant of a campaign without one
     ]
+    why = entry.get("reproduces_reason")
+    if entry.get("reproduces") is False and why:  # what replaying found instead, beside the False
+        facts = [(label, f"{value} ({why})" if label == "reproduces on replay" else value) for label, value in facts]
     title = str(entry.get("text") or entry.get("signature") or "a finding")
     explanation = str(entry.get("explanation", ""))
     path = _case_path(out, entry)

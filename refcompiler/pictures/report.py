@@ -1,9 +1,10 @@
 """The campaign report: one self-contained HTML page (``refc report``).
 
 Everything is inline (CSS, SVG pictures, the cases' JSON), so the page opens
-from a file with no network. It shows the summary, the throughput chart, and
+from a file with no network. It shows the summary, the throughput chart,
 each distinct finding with its explanation, picture, case and a one-line
-replay command. The page builder takes already-read data (``FindingView``);
+replay command, and what the symbolic stage left inconclusive. The page
+builder takes already-read data (``FindingView``, ``UnsettledView``);
 reading a campaign's output directory is the command's job.
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Sequence
 
 from refcompiler.pictures.charts import throughput_svg
 
-__all__ = ["FindingView", "campaign_html", "SUMMARY_FIELDS"]
+__all__ = ["FindingView", "UnsettledView", "campaign_html", "SUMMARY_FIELDS"]
 
 # Summary fields shown in the table, in this order, with their headings.
 SUMMARY_FIELDS = (
@@ -75,6 +76,17 @@ class FindingView:
     picture_note: str = ""
 
 
+@dataclass(frozen=True)
+class UnsettledView:
+    """What the symbolic stage neither proved nor refuted (not findings): how
+    many programs, in how many cases, and per case kept (where: pipeline and
+    schedule; why; its case file; the ``refc validate`` command)."""
+
+    programs: int
+    cases: int | None
+    kept: tuple[tuple[str, str, str, str], ...]
+
+
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
@@ -114,9 +126,22 @@ def _finding(k: int, f: FindingView) -> str:
     )
 
 
-def campaign_html(title: str, summary: dict[str, Any], findings: Sequence[FindingView], found_at: Sequence[float], notes: Sequence[str] = ()) -> str:
+def _unsettled(u: UnsettledView) -> str:
+    cases = "" if u.cases is None else f" of {u.cases} case{'' if u.cases == 1 else 's'}"
+    head = (f'<p id="inconclusive-count">symbolic validation neither proved nor refuted {u.programs} program{"" if u.programs == 1 else "s"}{_e(cases)} '
+            "(Z3 unknown or out of time, or a difference that the concrete run does not confirm): not findings, worth a look</p>")
+    items = "".join(
+        f'<li><p>{_e(where)}: {_e(why)}</p><p>case {_e(case)}; look at it:</p><code class="replay">{_e(command)}</code></li>'
+        for where, why, case, command in u.kept
+    )
+    return head + (f"<ol>{items}</ol>" if items else "")
+
+
+def campaign_html(title: str, summary: dict[str, Any], findings: Sequence[FindingView], found_at: Sequence[float], notes: Sequence[str] = (),
+                  unsettled: UnsettledView | None = None) -> str:
     """The whole page. ``found_at``: seconds to find each finding (the chart's ticks);
-    ``notes``: anything the reader should know about what could not be read."""
+    ``notes``: anything the reader should know about what could not be read;
+    ``unsettled``: what the symbolic stage left inconclusive, if anything."""
     count = len(findings)
     verdict = (
         f'<p class="verdict found" id="finding-count">{count} distinct finding{"" if count == 1 else "s"}</p>'
@@ -137,6 +162,7 @@ def campaign_html(title: str, summary: dict[str, Any], findings: Sequence[Findin
         "<h2>Findings</h2>",
         *(_finding(k, f) for k, f in enumerate(findings, 1)),
         "" if findings else '<p class="note">no failure was found</p>',
+        *(["<h2>Inconclusive (not findings)</h2>", _unsettled(unsettled)] if unsettled is not None else []),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from refc.cli import main
+from tests.cli.inprocess import refc
 
 MUTANT = "dse-drop-state-write"
 
@@ -192,3 +193,17 @@ def test_max_dim_reaches_the_generator_and_the_provenance_and_is_bounded(tmp_pat
     assert main(["fuzz", "--max-cases", "1", "--max-dim", "65", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "--max-dim: needs 2 or more, got 1" in err.replace("argument ", "") and "max_dim (--max-dim) must be from 2 to 64" in err
+
+
+def test_a_finding_that_does_not_reproduce_says_why_in_the_final_lines_and_the_report(capsys, tmp_path, monkeypatch):
+    import fuzz.campaign.failure
+
+    monkeypatch.setattr(fuzz.campaign.failure, "_replay", lambda config, case, mutant: None)  # as a scheduler that depends on more than the seed
+    out = tmp_path / "out"
+    code, printed, _ = refc(capsys, "fuzz", "--mutant", "lower-state-no-writeback", "--max-cases", "20", "--seed", "1", "--workers", "1", "--out", out)
+    assert code == 1
+    entry = json.loads((out / "summary.json").read_text())["signatures"][0]
+    assert entry["reproduces"] is False and entry["reproduces_reason"] == "replaying the stored case finds nothing"
+    assert f"  {entry['text']}: {entry['explanation']} (did not reproduce when replayed: replaying the stored case finds nothing)" in printed.splitlines()
+    assert refc(capsys, "report", out)[0] == 0
+    assert "reproduces on replay: False (replaying the stored case finds nothing)" in (out / "report.html").read_text()

@@ -7,8 +7,9 @@ the differential stage sees.
 Only a confirmed counterexample is a finding: a Z3 model made concrete input
 values on which the concrete interpreter and the reference differ. A Z3
 ``unknown``, a timeout or an unconfirmed difference is inconclusive, and
-counted (``GraphContext.symbolic_inconclusive``), never a finding and never
-proved.
+kept (``GraphContext.symbolic_inconclusive``: the pipeline, schedule and
+order, and the validator's reason, for a campaign to report), never a finding
+and never proved.
 
 It runs when the graph context says so (``GraphContext.symbolic``: on, off,
 or by default on for graphs ``small_enough``), once per distinct compiled
@@ -31,7 +32,7 @@ from refcompiler.values import Values
 
 from fuzz.oracle.bisect import Blame, first_wrong_pass
 from fuzz.oracle.context import RunContext, reference_runs
-from fuzz.oracle.finding import Finding, Location, Stage
+from fuzz.oracle.finding import Finding, Location, Stage, Unsettled
 from fuzz.oracle.locate import locate_writers
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages.differential import first_wrong
@@ -55,11 +56,12 @@ def check(ctx: RunContext) -> Finding | None:
         reference = g.symbolic_reference  # outside the mutant: the oracle
         with activate(g.mutant):
             v = validate_compiled(g.graph, ctx.compiled, runs=2, timeout=TIMEOUT, reference=reference)
-    except UsageError:  # the term bound (DESIGN §12): too large to validate, not a finding
-        g.symbolic_inconclusive += 1
+    except UsageError as e:  # the term bound (DESIGN §12): too large to validate, not a finding
+        g.symbolic_inconclusive.append(Unsettled(ctx.pipeline, ctx.choice, ctx.order, str(e)))
         return None
     if v.verdict is Verdict.INCONCLUSIVE:
-        g.symbolic_inconclusive += 1
+        first = v.differences[0] if v.differences else None
+        g.symbolic_inconclusive.append(Unsettled(ctx.pipeline, ctx.choice, ctx.order, v.detail, first))
     if v.verdict is not Verdict.COUNTEREXAMPLE:
         return None
     storage = _first_storage(v.differences)
