@@ -4,7 +4,8 @@ A model gives integers for int32 inputs (embedding ids: used as they are) and,
 for float32 inputs, elements of an uninterpreted sort: inputs on the same
 element get the same value, a float constant's element takes that constant's
 value, and every other element a distinct finite float32 drawn from a seeded
-generator. The concrete interpreter (under the sanitizer) then runs the
+generator (or, when those confirm nothing, one of a few special values:
+signed zeros, infinities, NaN; ``PALETTES``). The concrete interpreter (under the sanitizer) then runs the
 compiled program on those values, once and twice, against the reference: a
 difference in bits, or a program that fails where the reference does not,
 confirms the counterexample. The functions behind the kernels are not the
@@ -23,17 +24,32 @@ from refcompiler.graph import Graph, StorageKind
 from refcompiler.reference import run_reference
 from refcompiler.values import Values, same_bits
 
-__all__ = ["concretise", "confirm"]
+__all__ = ["PALETTES", "concretise", "confirm"]
 
 ModelValue = Callable[[int], "int | str"]
 
 
+# The values tried for a model's float elements once distinct normal values did not
+# confirm it (``concretise``'s ``palette``): a difference the model shows may hold only
+# on signed zeros (max(+0, -0) is +0, max(-0, +0) is -0), infinities or NaN
+PALETTES: tuple[tuple[float, ...], ...] = (
+    (0.0, -0.0),
+    (0.0, -0.0, 1.0, -1.0),
+    (float("nan"), float("inf"), float("-inf"), 1.0),
+    (0.0, -0.0, 1.0, -1.0, float("nan"), float("inf"), float("-inf")),
+)
+
+
 def concretise(
-    graph: Graph, symbols: Mapping[str, np.ndarray], constants: Mapping[int, float], model_value: ModelValue, *, seed: int
+    graph: Graph, symbols: Mapping[str, np.ndarray], constants: Mapping[int, float], model_value: ModelValue, *, seed: int,
+    palette: tuple[float, ...] | None = None,
 ) -> Values:
     """Concrete inputs from a model. ``symbols``: each non-constant storage's input
     terms; ``constants``: float constant terms and their values; ``model_value(t)``:
-    the model's value of term ``t`` (an ``int``, or a string naming an element)."""
+    the model's value of term ``t`` (an ``int``, or a string naming an element).
+    ``palette``: each float element not a constant's takes one of these values
+    (drawn with ``seed``; two elements may then share one) instead of a distinct
+    normal one. Any values a difference is confirmed on are a counterexample."""
     rng = np.random.default_rng(seed)
     chosen: dict[str, np.float32] = {}
     for t, value in constants.items():
@@ -51,7 +67,7 @@ def concretise(
         for t in terms:
             element = str(model_value(int(t)))
             if element not in chosen:
-                chosen[element] = _fresh(rng, used)
+                chosen[element] = _fresh(rng, used) if palette is None else np.float32(palette[rng.integers(len(palette))])
             values.append(chosen[element])
         out[s.name] = np.array(values, dtype=np.float32).reshape(s.shape)
     return out

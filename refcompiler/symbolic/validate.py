@@ -31,7 +31,7 @@ import numpy as np
 from refcompiler.driver import Compiled, run_compiled
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.proofs import Verdict, smt
-from refcompiler.symbolic.confirm import concretise, confirm
+from refcompiler.symbolic.confirm import PALETTES, concretise, confirm
 from refcompiler.symbolic.defaults import DEFAULT_MAX_TERMS, DEFAULT_TIMEOUT
 from refcompiler.symbolic.encode import INT32_MAX, INT32_MIN, Encoder
 from refcompiler.symbolic.interpreter import SymbolicMachine, sort_of
@@ -44,7 +44,7 @@ from refcompiler.values import Values
 __all__ = ["SCOPE", "Validation", "SymbolicReference", "symbolic_reference", "validate_compiled", "small_enough", "DEFAULT_TIMEOUT", "MAX_NODES", "MAX_ELEMENTS"]
 
 SCOPE = "for all input values, for this schedule and pipeline, with kernels trusted as uninterpreted functions"
-CONCRETISATIONS = 3  # seeds tried on a model before calling a difference unconfirmed
+CONCRETISATIONS = 3  # seeds tried on a model, with distinct normal values and with each of ``PALETTES``, before calling a difference unconfirmed
 MAX_NODES = 40  # small_enough: what a campaign validates by default
 MAX_ELEMENTS = 1024
 
@@ -231,8 +231,10 @@ def _counterexample(
     def run_program(inputs: Values, runs: int) -> Values:
         return run_compiled(compiled, inputs, runs=runs)
 
-    for seed in range(CONCRETISATIONS):
-        inputs = concretise(graph, symbols, fconsts, model_value, seed=seed)
+    tries = [(seed, None) for seed in range(CONCRETISATIONS)]
+    tries += [(seed, palette) for palette in PALETTES for seed in range(CONCRETISATIONS)]
+    for seed, palette in tries:
+        inputs = concretise(graph, symbols, fconsts, model_value, seed=seed, palette=palette)
         how = confirm(graph, run_program, inputs, base["runs"])
         if how is not None:
             first = base["differences"][0] if base["differences"] else "an embedding id out of range"

@@ -11,15 +11,15 @@ import shlex
 import xml.etree.ElementTree as ET
 
 from tests.cli.inprocess import refc
-from tests.fuzz.campaign.test_unsettled import MAX, PIPELINE
+from tests.fuzz.campaign.test_unsettled import ADD, PIPELINE
 
 
 def test_a_campaign_reports_what_the_symbolic_stage_left_unsettled_and_still_exits_0(capsys, tmp_path, monkeypatch):
     step = tmp_path / "step.md"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
-    graph, out = tmp_path / "max.json", tmp_path / "out"
-    graph.write_text(json.dumps(MAX))
+    graph, out = tmp_path / "add.json", tmp_path / "out"
+    graph.write_text(json.dumps(ADD))
     code, printed, _ = refc(capsys, "fuzz", "--graph", graph, "--pipeline", PIPELINE, "--max-cases", "4", "--workers", "1", "--out", out)
     assert code == 0
     doc = json.loads((out / "summary.json").read_text())

@@ -18,31 +18,47 @@ from refcompiler.graph_json import graph_from_doc
 from refcompiler.ir import Opcode, OperandKind
 from specs import OpKind
 
-PIPELINE = f"{__name__}:swap_max"
+PIPELINE = f"{__name__}:swap_add"
 
-# max(a, b) and max(b, a) differ in bits only for signed zeros (np.maximum(0.0, -0.0) is 0.0, with
-# the arguments swapped -0.0): Z3 finds such values, and the concrete run on its model agrees
-MAX = {"format": "refc-graph/1", "name": "max",
+# add(a, b) and add(b, a) differ in bits only for two NaNs of different payloads (the result keeps
+# the first's), which no concretisation draws: Z3 finds values where the terms differ (the kernels
+# are uninterpreted functions), and the concrete run on them agrees
+ADD = {"format": "refc-graph/1", "name": "add",
        "storage": [{"name": "a", "kind": "placeholder", "dtype": "float32", "shape": [2], "init": {"seed": 1}},
                    {"name": "b", "kind": "placeholder", "dtype": "float32", "shape": [2], "init": {"seed": 2}},
                    {"name": "o", "kind": "placeholder", "dtype": "float32", "shape": [2]}],
-       "nodes": [{"name": "m", "op": "max", "inputs": ["a", "b"]},
+       "nodes": [{"name": "m", "op": "add", "inputs": ["a", "b"]},
                  {"name": "s", "op": "save", "inputs": ["m"], "attrs": {"target": "o"}}]}
 
 
-def swap_max(program):
-    """A user's pass that takes max as commutative (its two inputs swapped)."""
-    out = []
-    for instr in program.instrs:
-        if instr.opcode is Opcode.KERNEL and instr.op is OpKind.MAX:
-            ins = [o for o in instr.operands if o.kind is OperandKind.IN]
-            instr = replace(instr, operands=tuple([o for o in instr.operands if o.kind is not OperandKind.IN] + ins[::-1]))
-        out.append(instr)
-    return program.with_instrs(out)
+def _swapping(op: OpKind):
+    def swap(program):
+        """A user's pass that takes ``op`` as commutative (its two inputs swapped)."""
+        out = []
+        for instr in program.instrs:
+            if instr.opcode is Opcode.KERNEL and instr.op is op:
+                ins = [o for o in instr.operands if o.kind is OperandKind.IN]
+                instr = replace(instr, operands=tuple([o for o in instr.operands if o.kind is not OperandKind.IN] + ins[::-1]))
+            out.append(instr)
+        return program.with_instrs(out)
+
+    return swap
+
+
+swap_add, swap_max = _swapping(OpKind.ADD), _swapping(OpKind.MAX)
+
+
+def test_a_difference_only_signed_zeros_show_is_confirmed_not_left_unsettled():
+    # max(+0, -0) is +0 and max(-0, +0) is -0: distinct normal values never confirmed the model's
+    # difference (it was left unsettled); the concretisations now try signed zeros too
+    doc = {**ADD, "nodes": [{**ADD["nodes"][0], "op": "max"}, ADD["nodes"][1]]}
+    report = check_case(Case(graph_from_doc(doc), PASS, f"{__name__}:swap_max"), schedulers=("topo",), symbolic=True)
+    assert report.finding is not None and report.finding.invariant == "SEM-1" and not report.unsettled
+    assert "counterexample confirmed by concrete execution" in report.finding.explanation
 
 
 def test_the_oracle_reports_what_the_symbolic_stage_left_unsettled_with_its_pipeline_and_schedule():
-    report = check_case(Case(graph_from_doc(MAX), PASS, PIPELINE), schedulers=("topo",), symbolic=True)
+    report = check_case(Case(graph_from_doc(ADD), PASS, PIPELINE), schedulers=("topo",), symbolic=True)
     assert report.finding is None and report.unsettled
     first = report.unsettled[0]
     assert first.pipeline == PIPELINE and first.schedule.scheduler == "topo" and first.order == ("m", "s")
@@ -52,7 +68,7 @@ def test_the_oracle_reports_what_the_symbolic_stage_left_unsettled_with_its_pipe
 def test_an_unsettled_case_compiles_the_same_program_again_and_is_no_finding():
     u = Unsettled(PIPELINE, ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo"), ("m", "s"), "why", "run 1: o[0]")
     config = CampaignConfig(mutant="sched-drop-save-war", pipeline=PIPELINE)
-    kept = unsettled_case(config, graph_from_doc(MAX), PASS, 7, u)
+    kept = unsettled_case(config, graph_from_doc(ADD), PASS, 7, u)
     case = case_from_doc(kept.case_doc)
     assert (case.schedule, case.pipeline, case.mutant, case.finding) == (("m", "s"), PIPELINE, None, None)
     assert kept.to_doc() == {"pipeline": PIPELINE, "schedule": "the topo scheduler's order", "order": ["m", "s"],
