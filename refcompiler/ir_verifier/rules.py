@@ -30,6 +30,10 @@ def check_ir4(walk: "Walk", instr: Instr, placeholders: list[tuple[Operand, str]
             walk.report("IR-4", f"placeholder {root}{via} is read after its save at instruction {at}", root)
         elif root in written_here:
             walk.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
+        elif root in walk.placeholder_writer and instr.opcode is Opcode.COPY and instr.name in walk.entry_saves:
+            at = walk.placeholder_writer[root]
+            walk.report("IR-4", f"placeholder {root}{via} is read by save {instr.name}, which saves its value at entry, "
+                                f"after instruction {at} wrote it", root)
     for root in sorted(written_here):
         allowed = walk.allowed_writers.get(root, ())
         if (instr.opcode, instr.name) not in allowed:

@@ -146,6 +146,9 @@ class Walk:
         # Who may write each placeholder (IR-4): its save's copy, or the kernel
         # producing the saved value once copy elimination has removed the copy.
         self.allowed_writers = program.placeholder_writers
+        # the saves of a module buffer's value (``Save.producer`` None): their copies read
+        # a placeholder's value at entry, which is gone once anything has written it
+        self.entry_saves = {save.node for save in program.saves if save.producer is None}
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
         self.specs, self.well_formed, self.typings, self.typed = _specs_under(variants.active())
@@ -321,6 +324,8 @@ class Walk:
         written: set[str] = set()
         read: set[str] = set()
         freed, initialised, saved_by_copy = self.freed, self.initialised, self.saved_by_copy
+        # reads that see a placeholder's entry value only: a save's copy of a module buffer's value
+        entry_read = self.placeholder_writer if instr.opcode is _COPY and instr.name in self.entry_saves else saved_by_copy
         in_kind, out_kind = _IN, _OUT  # locals: each is asked of every operand
         owned, constant, placeholder = _OWNED, _CONSTANT, _PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
@@ -355,7 +360,7 @@ class Walk:
                 module = module or kind is owned or (writes and kind is constant)
                 if kind is placeholder:
                     placeholders.append((operand, root))
-                    ir4 = ir4 or writes or root in saved_by_copy
+                    ir4 = ir4 or writes or root in entry_read
         if module:  # after every name is resolved, as the reports come in that order
             for _, operand, root in resolved:
                 self.check_ir3(operand, root)

@@ -282,6 +282,21 @@ def test_ir4_producer_may_write_after_copy_elimination_but_not_read():
     assert "read by the instruction that writes it" in str(program_violations(p)[0])
 
 
+def test_ir4_a_save_of_a_placeholders_entry_value_reads_it_before_its_producer_writes_it():
+    # save_b saves A's value at entry (no node produces it: ``Save.producer`` is None); once acc
+    # has written A (copy elimination: it writes the save's target itself) that value is gone.
+    # Allowed as any read of the saved value was, it showed only when the program ran (SEM-1).
+    def ordered(*body):  # type: ignore[no-untyped-def]
+        return program(BUFFERS, alloc("%s"), kernel("s", OpKind.ADD, ("%s",), ("A", "W")), *body, dealloc("%s"),
+                       saves=(*SAVES, save("save_b", "B", None)))
+
+    read_first = ordered(copy("save_b", "B", "A"), kernel("acc", OpKind.ACCUMULATE, ("A",), ("%s",), ("S",)))
+    verify_program(read_first)
+    late = ordered(kernel("acc", OpKind.ACCUMULATE, ("A",), ("%s",), ("S",)), copy("save_b", "B", "A"))
+    assert_only(late, "IR-4")
+    assert "placeholder A is read by save save_b, which saves its value at entry, after instruction 2 wrote it" in str(program_violations(late)[0])
+
+
 # --- IR-5 -------------------------------------------------------------------
 
 
