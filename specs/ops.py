@@ -184,6 +184,7 @@ _TABLE: tuple[OpSpec, ...] = (
         inputs=("ids", "grad"),
         results=("rows",),
         input_dtypes=(Dtype.INT32, F32),
+        index_inputs=("ids",),
         state=(StateSpec("table", "float32[r, c]: the embedding table"),),
         shape_rule=shapes.embedding_update,
         inplace=((),),

@@ -94,6 +94,9 @@ class OpSpec:
     ``uniform_dtypes`` lists the dtypes the op also takes *on every input at
     once*: when input 0 has one of them, every input needs that dtype (``max``
     on int32 x int32); otherwise ``input_dtypes`` applies.
+    ``index_inputs`` name the int32 inputs whose values index the first axis
+    of the op's state (``embedding_update``'s ids): each element must be in
+    [0, rows), or the run fails; every other int32 value may be any int32.
     ``shape_rule(inputs, state, attrs)`` returns the result types or raises
     ``shapes.ShapeError``.
     """
@@ -105,6 +108,7 @@ class OpSpec:
     doc: str
     input_dtypes: tuple[Dtype | None, ...] = ()
     uniform_dtypes: tuple[Dtype, ...] = ()
+    index_inputs: tuple[str, ...] = ()
     variadic: bool = False
     state: tuple[StateSpec, ...] = ()
     attrs: tuple[AttrSpec, ...] = ()
@@ -130,6 +134,10 @@ class OpSpec:
             return ()
         names = self.inplace[result]
         return tuple(i for i, n in enumerate(self.inputs) if n in names)
+
+    def index_positions(self) -> tuple[int, ...]:
+        """Positions of the ``index_inputs``."""
+        return tuple(i for i, n in enumerate(self.inputs) if n in self.index_inputs)
 
     def input_dtype(self, position: int, first: Dtype | None = None) -> Dtype | None:
         """The dtype input ``position`` needs (``None``: any), given ``first``,

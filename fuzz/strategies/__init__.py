@@ -5,8 +5,11 @@ verifier accepts every one; a test checks that): consistent shapes and
 dtypes, owned variables created together with their owner, placeholders that
 are both read and saved (the classic write-after-read hazard), swaps of
 placeholders that close save cycles, chains and diamonds of in-place
-candidates (``patterns``), views, several results, broadcasting, integer ids
-within their table.
+candidates and twins, op(x, y) beside op(y, x) (``patterns``), views, several
+results, broadcasting, integer ids within their table (where a value reaches an
+index input, ``OpSpec.index_inputs``) and int32 values across the whole range
+elsewhere, and in one graph in eight float32 values with exact ties and both
+signed zeros (``builder.TIES``).
 
 Swarm testing: each example enables a random subset of the ops and of the
 ``Feature``s, so that rare combinations are not drowned by common ones. A

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, NamedTuple
 
+import numpy as np
+
 from specs import OPS, Dtype, OpKind, OpSpec, ShapeError, TensorType
 from specs.opspec import FastEnum
 
@@ -16,13 +18,40 @@ from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, free
 
 from fuzz.strategies.draws import Draws
 
-__all__ = ["F32", "I32", "MAX_DIM", "MAX_RANK", "MAX_SEED", "Feature", "Value", "Builder", "NoOperand", "fits"]
+__all__ = [
+    "F32", "I32", "MAX_DIM", "MAX_RANK", "MAX_SEED", "WIDE_INTS", "TIES", "TIES_MAX_SIZE",
+    "Feature", "Value", "Builder", "NoOperand", "fits", "tie_values",
+]
 
 F32 = Dtype.FLOAT32
 I32 = Dtype.INT32
 MAX_DIM = 4
 MAX_RANK = 3
 MAX_SEED = 2**16
+
+# The [low, high) of fresh int32 values that are not ids, i.e. reach no index
+# input (``OpSpec.index_inputs``): signed and small (ties, both signs), the whole
+# of int32, and three values at either limit. int32 values are only moved or
+# compared (``max``, ``uniform_dtypes``): no op does arithmetic on them, so
+# every int32 is defined, and a compiler that compares them as unsigned or
+# computes max(a, b) as a + (b - a) is wrong on these and right on ids.
+INT32_LOW, INT32_HIGH = -(2**31), 2**31
+WIDE_INTS: tuple[tuple[int, int], ...] = ((-3, 3), (INT32_LOW, INT32_HIGH), (INT32_HIGH - 3, INT32_HIGH), (INT32_LOW, INT32_LOW + 3))
+
+# Whether fresh int32 values that are not ids are wide: one in two, shrinking to ids.
+_WIDE = (False, True)
+
+# The float32 values of a graph with ties (``Builder.ties``): exact ties between
+# operands and both signed zeros, which standard-normal seeds never give and on
+# which max(a, b) and max(b, a) differ in bits (numpy's maximum of two equal
+# values is its second operand, -0.0 or +0.0, in the reference and in every
+# compiled program alike: the kernels are the same).
+TIES = (-1.0, -0.0, 0.0, 1.0, 2.0)
+_TIES = np.array(TIES, dtype=np.float32)
+
+# Tie values are explicit (``Init.value``, the graph file's ``value``): a
+# storage larger than this (``--max-dim`` above 4) keeps its seeded values.
+TIES_MAX_SIZE = 1024
 
 
 class Feature(FastEnum):
@@ -35,6 +64,7 @@ class Feature(FastEnum):
     SAVE_CYCLE = "save-cycle"  # two saves that swap placeholders (memory edges close a cycle)
     DIAMOND = "diamond"  # a move x -> (view or elementwise, in-place candidate) -> binary join
     CHAIN = "chain"  # a move x -> op -> op (-> op): single-input ops, each reading the last
+    TWINS = "twins"  # a move op(x, y) then op(y, x) (or op(x, y) again): what CSE merges, or must not
 
 
 # Each op's name (``kind.value``, read without the enum's descriptor: a name per node).
@@ -61,16 +91,25 @@ _ACTIVATION = (False, True, True, True)
 class Value(NamedTuple):
     """A value a node may read: a node result or a readable storage.
 
-    ``id_high`` bounds an int32 value (every element is in [0, id_high)), so
-    that an embedding table with at least that many rows never sees an id out
-    of range. Immutable; a named tuple rather than a frozen dataclass because
-    one is made per storage and node result, a quarter of the cost.
+    ``ints`` holds an int32 value's elements: each is in [low, high). An id
+    (``id_high``: in [0, MAX_DIM]) may feed an index input; an embedding table
+    with at least ``high`` rows never sees it out of range. Immutable; a named
+    tuple rather than a frozen dataclass because one is made per storage and
+    node result, a quarter of the cost.
     """
 
     ref: Ref
     type: TensorType
     storage: StorageKind | None = None
-    id_high: int | None = None
+    ints: tuple[int, int] | None = None
+
+    @property
+    def id_high(self) -> int | None:
+        """``high`` of an id (an int32 value in [0, high), high <= MAX_DIM), else None."""
+        r = self.ints
+        if r is None or r[0] < 0 or r[1] > MAX_DIM:
+            return None
+        return r[1]
 
     @property
     def is_float(self) -> bool:
@@ -85,8 +124,9 @@ class Builder:
     """The mutable scratch state of one graph draw: storage, nodes and the
     values made so far; ``draws`` makes every choice."""
 
-    def __init__(self, draws: Draws, features: frozenset[Feature], max_nodes: int, max_dim: int = MAX_DIM):
+    def __init__(self, draws: Draws, features: frozenset[Feature], max_nodes: int, max_dim: int = MAX_DIM, *, ties: bool = False):
         self.draws = draws
+        self.ties = ties  # fresh float32 storage takes values of TIES (up to TIES_MAX_SIZE elements)
         self.features = features
         self.max_nodes = max_nodes
         self.max_dim = max_dim  # the largest size drawn for an axis (at least 2: some recipes need a first axis of 2)
@@ -94,7 +134,7 @@ class Builder:
         self.nodes: list[Node] = []
         self.values: list[Value] = []
         self.saved: set[str] = set()  # placeholders that have their save
-        self.id_high: dict[str, int] = {}  # int32 placeholder -> bound of its values
+        self.ints: dict[str, tuple[int, int]] = {}  # int32 placeholder -> [low, high) of its values
         self.users: set[str] = set()  # nodes whose results some node reads
         self.keep: set[str] = set()  # nodes whose unread results the final step saves
 
@@ -109,29 +149,44 @@ class Builder:
     def seed(self) -> int:
         return self.draws.integer(0, MAX_SEED)
 
-    def new_storage(self, t: TensorType, kind: StorageKind, *, id_high: int | None = None, readable: bool = True) -> Value:
-        """Fresh placeholder or constant of type ``t`` (rank >= 1) with a seeded value."""
+    def int_range(self) -> tuple[int, int]:
+        """The [low, high) of fresh int32 values that need not be ids (reach
+        no index input): one of ``WIDE_INTS`` half of the time, else ids."""
+        if self.draws.choice(_WIDE):
+            return self.draws.choice(WIDE_INTS)
+        return self.id_range()
+
+    def id_range(self) -> tuple[int, int]:
+        """The [0, high) of fresh ids, high in [1, MAX_DIM]; shrinks to [0, 1)."""
+        return (0, self.draws.integer(1, MAX_DIM))
+
+    def new_storage(self, t: TensorType, kind: StorageKind, *, ints: tuple[int, int] | None = None, readable: bool = True) -> Value:
+        """Fresh placeholder or constant of type ``t`` (rank >= 1) with a
+        seeded value: int32 in ``ints`` ([0, 1) if not given); float32
+        standard-normal, or in a graph with ties, of ``TIES``."""
         assert t.shape, "storage has at least one dimension"
         if t.dtype is I32:
-            high = id_high if id_high is not None else 1
-            init = Init(seed=self.seed(), low=0, high=high)
+            low, high = ints if ints is not None else (0, 1)
+            init = Init(seed=self.seed(), low=low, high=high)
+        elif self.ties and t.size <= TIES_MAX_SIZE:
+            init = Init(value=tie_values(self.seed(), t.size))
         else:
             init = Init(seed=self.seed())
         s = Storage(name=self.storage_name(kind), kind=kind, dtype=t.dtype, shape=t.shape, init=init)
         self.storage.append(s)
-        value = Value(Ref(s.name), t, kind, init.high if t.dtype is I32 else None)
-        if kind is StorageKind.PLACEHOLDER and t.dtype is I32:
-            self.id_high[s.name] = value.id_high or 1
+        value = Value(Ref(s.name), t, kind, (init.low, init.high) if t.dtype is I32 else None)
+        if kind is StorageKind.PLACEHOLDER and value.ints is not None:
+            self.ints[s.name] = value.ints
         if readable:
             self.values.append(value)
         return value
 
-    def fresh(self, t: TensorType, *, id_high: int | None = None) -> Value:
+    def fresh(self, t: TensorType, *, ints: tuple[int, int] | None = None) -> Value:
         """A fresh operand: a placeholder, or a constant when the swarm allows."""
         kind = StorageKind.PLACEHOLDER
         if Feature.CONSTANTS in self.features and self.draws.boolean():
             kind = StorageKind.CONSTANT
-        return self.new_storage(t, kind, id_high=id_high)
+        return self.new_storage(t, kind, ints=ints)
 
     def owned(self, owner: str, state_name: str, t: TensorType) -> str:
         name = f"{owner}.{state_name}"
@@ -183,14 +238,12 @@ class Builder:
     def any_value(self, *, min_rank: int = 0) -> Value:
         return self.pick(lambda v: v.rank >= min_rank, lambda: self.fresh(TensorType(self.shape(), F32)))
 
-    def of_type(self, t: TensorType, *, id_high: int | None = None) -> Value:
-        """A value of exactly type ``t`` (fresh storage needs rank >= 1)."""
-        if t.dtype is I32:
-            bound = id_high if id_high is not None else 1
-            ok: Callable[[Value], bool] = lambda v: v.type == t and (v.id_high or 0) <= bound
-        else:
-            ok = lambda v: v.type == t
-        fresh = (lambda: self.fresh(t, id_high=id_high)) if t.shape else None
+    def of_type(self, t: TensorType) -> Value:
+        """A value of exactly type ``t`` (fresh storage needs rank >= 1) for
+        an input that is no index: an int32 one of any range, a fresh one in
+        ``int_range()``."""
+        ok: Callable[[Value], bool] = lambda v: v.type == t
+        fresh = (lambda: self.fresh(t, ints=self.int_range() if t.dtype is I32 else None)) if t.shape else None
         if fresh is None and not any(ok(v) for v in self.values):
             raise NoOperand()
         return self.pick(ok, fresh)
@@ -209,6 +262,9 @@ class Builder:
         )
         state_types = [self.storage_type(s) for s in state]
         results = spec.shape_rule([v.type for v in inputs], state_types, _attr_values(spec, node))
+        if spec.index_inputs:  # the recipe's promise: ids within the state's first axis
+            rows = state_types[0].shape[0]
+            assert all((inputs[i].id_high or rows + 1) <= rows for i in spec.index_positions()), f"{node.name}: an index input out of range"
         self.nodes.append(node)
         for v in inputs:
             self.users.add(v.ref.name)
@@ -217,7 +273,7 @@ class Builder:
             self.keep.add(node.name)
         multi = len(results) > 1
         for k, t in enumerate(results):
-            self.values.append(Value(Ref(node.name, k if multi else None), t, None, _int_bound(inputs) if t.dtype is I32 else None))
+            self.values.append(Value(Ref(node.name, k if multi else None), t, None, _int_range(inputs) if t.dtype is I32 else None))
         return node
 
     def value_of(self, node: str) -> Value:
@@ -248,12 +304,21 @@ def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:
     return {a.name: given.get(a.name, a.default) for a in spec.attrs}
 
 
-def _int_bound(inputs: tuple[Value, ...]) -> int | None:
+def _int_range(inputs: tuple[Value, ...]) -> tuple[int, int] | None:
     """Ops on int32 values only move them around (identity, transpose, concat,
-    roll, reshape) or pick one of them (max), so the result's bound is the
-    largest operand bound."""
-    bounds = [v.id_high for v in inputs if v.id_high is not None]
-    return max(bounds) if bounds else None
+    roll, reshape) or pick one of them (max), so the result's range is the
+    smallest that holds every operand's."""
+    ranges = [v.ints for v in inputs if v.ints is not None]
+    if not ranges:
+        return None
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def tie_values(seed: int, size: int) -> tuple[float, ...]:
+    """``size`` values of ``TIES``, a function of ``seed`` (one choice
+    drawn, however many elements)."""
+    picks = np.random.default_rng(seed).integers(0, len(TIES), size=size)
+    return tuple(_TIES[picks].tolist())
 
 
 def fits(spec: OpSpec, types: list[TensorType], attrs: dict[str, object] | None = None) -> bool:

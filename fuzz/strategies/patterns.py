@@ -1,5 +1,5 @@
 """Patterns of several nodes a move may build (``Feature.DIAMOND``,
-``Feature.CHAIN``), and the final step that saves unread results."""
+``Feature.CHAIN``, ``Feature.TWINS``), and the final step that saves unread results."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from refcompiler.graph_passes.dce import has_effect
 from fuzz.strategies.builder import F32, Builder, Value
 from fuzz.strategies.recipes import BINARY, BUILDERS, UNARY, moves_along_first_axis, save_target
 
-__all__ = ["build_diamond", "build_chain", "build_outputs", "produced"]
+__all__ = ["build_diamond", "build_chain", "build_twins", "build_outputs", "produced"]
 
 # Whether a diamond's left branch is a view (when reshape is enabled).
 _VIEW = (False, True, True)
@@ -54,6 +54,33 @@ def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
     if b.draws.boolean():
         pair.reverse()
     b.add_node(b.draws.choice(binary), pair)
+
+
+# Whether twins take their operands in the same order: one time in four,
+# shrinking to commuted.
+_SAME_ORDER = (False, False, False, True)
+
+
+def build_twins(b: Builder, enabled: list[OpKind]) -> None:
+    """op(x, y) then op(y, x), or op(x, y) again one time in four, x and y
+    distinct: two nodes common-subexpression elimination merges, or, commuted,
+    must not unless the op commutes in bits (sub does not; nor does max on
+    float32: numpy's maximum of two equal values is its second, so -0.0 and
+    +0.0 tell max(x, y) from max(y, x), in a graph with ties). Both results
+    are saved at once (later nodes may read them too): a dead twin is removed
+    before any pass could merge it, and one that only a sum reads loses the
+    sign of a zero. Ops come from the enabled set where it has any."""
+    if len(b.nodes) + 4 > b.max_nodes:
+        return
+    binary = [k for k in BINARY if k in enabled] or [OpKind.ADD]
+    kind = b.draws.choice(binary)
+    x = b.any_float(min_rank=1)
+    y = b.pick(lambda v: v.type == x.type and v.ref != x.ref, lambda: b.fresh(x.type))
+    first = b.add_node(kind, [x, y])
+    second = b.add_node(kind, [x, y] if b.draws.choice(_SAME_ORDER) else [y, x])
+    for node in (first, second):
+        value = b.value_of(node.name)
+        b.save(value, save_target(b, value))
 
 
 # Single-input ops a chain may use: elementwise ones run in place; a stencil,

@@ -14,7 +14,7 @@ from specs import OPS, OpKind, OpSpec, TensorType
 
 from refcompiler.graph import Storage, StorageKind
 
-from fuzz.strategies.builder import F32, I32, MAX_DIM, MAX_RANK, Builder, Feature, Value, fits
+from fuzz.strategies.builder import F32, I32, MAX_RANK, Builder, Feature, Value, fits
 
 __all__ = ["Recipe", "BUILDERS", "SPECIAL", "UNARY", "BINARY", "recipe_for", "moves_along_first_axis", "save_target"]
 
@@ -53,12 +53,12 @@ def _binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
 
 
 def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
-    """Two int32 operands (the op's ``uniform_dtypes``): values in [0, high) as
-    for embedding ids, so that the result, bounded by the larger high, can
-    still index a table (``builder._int_bound``)."""
+    """Two int32 operands (the op's ``uniform_dtypes``), fresh ones in
+    ``Builder.int_range``: ids, whose max can still index a table
+    (``builder._int_range``), or wide values, whose max is no id."""
 
     def ints(shape: tuple[int, ...]) -> Value:
-        return b.fresh(TensorType(shape, I32), id_high=b.draws.integer(1, MAX_DIM))
+        return b.fresh(TensorType(shape, I32), ints=b.int_range())
 
     first = b.pick(lambda v: v.type.dtype is I32, lambda: ints(b.shape()))
     if Feature.BROADCAST in b.features and b.draws.boolean():
@@ -67,7 +67,7 @@ def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
             lambda: ints(_broadcast_partner(b, first.type.shape)),
         )
     else:
-        other = b.of_type(first.type, id_high=MAX_DIM)
+        other = b.of_type(first.type)
     if b.draws.boolean():
         first, other = other, first
     return first, other
@@ -164,7 +164,7 @@ def _build_concat(b: Builder, kind: OpKind) -> None:
     def fresh_part() -> Value:
         shape = list(first.type.shape)
         shape[ax] = b.draws.integer(1, b.max_dim)
-        return b.fresh(TensorType(tuple(shape), first.type.dtype), id_high=first.id_high)
+        return b.fresh(TensorType(tuple(shape), first.type.dtype), ints=first.ints)
 
     parts = [first]
     for _ in range(b.draws.integer(0, 2)):
@@ -221,10 +221,11 @@ def _build_quantization_profile(b: Builder, kind: OpKind) -> None:
 
 
 def _build_embedding_update(b: Builder, kind: OpKind) -> None:
+    # ids (the spec's index input): values in [0, id_high) only, never a wide int32
     name = b.node_name(kind)
     ids = b.pick(
-        lambda v: v.type.dtype is I32,
-        lambda: b.fresh(TensorType(b.shape(max_rank=2), I32), id_high=b.draws.integer(1, MAX_DIM)),
+        lambda v: v.id_high is not None,
+        lambda: b.fresh(TensorType(b.shape(max_rank=2), I32), ints=b.id_range()),
     )
     rows = (ids.id_high or 1) + b.draws.integer(0, 2)
     cols = b.draws.integer(1, 3)
@@ -243,7 +244,9 @@ def _build_accumulate(b: Builder, kind: OpKind) -> None:
 def save_target(b: Builder, value: Value) -> str:
     """An unsaved placeholder of the value's type: one that nodes read (the
     hazard) when the swarm allows, else a fresh output."""
-    high = value.id_high or 0
+    # a placeholder carries what it was saved into the next run: its [low, high)
+    # must hold the value's, so that readers that need ids still see ids
+    ints = value.ints
 
     def ok(s: Storage) -> bool:
         return (
@@ -251,7 +254,7 @@ def save_target(b: Builder, value: Value) -> str:
             and s.name not in b.saved
             and s.shape == value.type.shape  # the value's type, without making a TensorType per storage
             and s.dtype is value.type.dtype
-            and b.id_high.get(s.name, high) >= high
+            and (ints is None or _holds(b.ints[s.name], ints))
         )
 
     cands = [s.name for s in reversed(b.storage) if ok(s)] if Feature.READ_SAVE in b.features else []
@@ -259,7 +262,11 @@ def save_target(b: Builder, value: Value) -> str:
     if i < len(cands):
         return cands[i]
     readable = Feature.READ_SAVE in b.features
-    return b.new_storage(value.type, StorageKind.PLACEHOLDER, id_high=value.id_high, readable=readable).ref.name
+    return b.new_storage(value.type, StorageKind.PLACEHOLDER, ints=value.ints, readable=readable).ref.name
+
+
+def _holds(outer: tuple[int, int], inner: tuple[int, int]) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
 
 
 def _build_save(b: Builder, kind: OpKind) -> None:

@@ -15,7 +15,7 @@ from refcompiler.graph import Graph
 
 from fuzz.strategies.builder import MAX_DIM, Builder, Feature, NoOperand
 from fuzz.strategies.draws import Draws, HypothesisDraws
-from fuzz.strategies.patterns import build_chain, build_diamond, build_outputs
+from fuzz.strategies.patterns import build_chain, build_diamond, build_outputs, build_twins
 from fuzz.strategies.recipes import BUILDERS
 
 __all__ = ["graphs", "build_graph"]
@@ -57,7 +57,7 @@ def graphs(
 
 # Swarm: one draw, the seed of the subset to disable (0, where shrinking
 # goes, disables nothing). Each op and feature is dropped half the time, the
-# patterns that build hazards (diamonds, chains, placeholders read and saved)
+# patterns that build hazards (diamonds, chains, placeholders read and saved, twins)
 # a quarter of the time. One draw instead of one per op and feature: those
 # were 32 of a default example's 72 draws, and a draw is where Hypothesis
 # spends its time.
@@ -65,7 +65,12 @@ _SWARM = 2**32 - 1  # the largest key
 _DROP = 0.5
 _DROP_PATTERN = 0.25
 
-_PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE})
+_PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE, Feature.TWINS})
+
+# Whether the graph's fresh float32 storage takes values with ties and signed
+# zeros (``builder.TIES``) rather than standard-normal ones: one graph in eight,
+# shrinking to no. Drawn once, first, so that shrinking moves keeps it.
+_TIES = (False,) * 7 + (True,)
 
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.
 _MORE = (False,) + (True,) * 7
@@ -94,12 +99,15 @@ def build_graph(d: Draws, universe: tuple[OpKind, ...] = tuple(OPS), feats: tupl
     ``graphs`` checks them; the defaults are its own)."""
     # Swarm: shrinking (towards seed 0) enables everything and then picks the table's first ops.
     enabled, features = _swarm(d.integer(0, _SWARM) if swarm else 0, universe, feats)
-    b = Builder(d, features, max_nodes, max_dim)
-    # a diamond counts as two moves' worth of choice: it is three nodes of structure
+    b = Builder(d, features, max_nodes, max_dim, ties=d.choice(_TIES))
+    # a diamond or a chain counts as three moves' worth of choice: it is three
+    # nodes of structure; twins one (a small share: they are one hazard, CSE's)
     moves: list[OpKind | Feature] = list(enabled)
     for pattern in (Feature.DIAMOND, Feature.CHAIN):
         if pattern in features:
             moves += [pattern] * 3
+    if Feature.TWINS in features:
+        moves.append(Feature.TWINS)
     # The final step saves unused results (what is not saved is dead code, which
     # graph DCE removes before any pass could get it wrong); leave it room.
     outputs = OpKind.SAVE in universe
@@ -117,6 +125,8 @@ def build_graph(d: Draws, universe: tuple[OpKind, ...] = tuple(OPS), feats: tupl
                 build_diamond(b, enabled)
             elif kind is Feature.CHAIN:
                 build_chain(b, enabled)
+            elif kind is Feature.TWINS:
+                build_twins(b, enabled)
             else:
                 BUILDERS[kind](b, kind)  # type: ignore[index]
         except NoOperand:

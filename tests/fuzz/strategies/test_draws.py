@@ -119,7 +119,10 @@ def test_hypothesis_shrinks_from_the_one_example_it_is_given():
     with pytest.raises(AssertionError):
         fails()
     assert calls[0] == graph  # the given example came first: nothing generated
-    assert len(calls[-1].nodes) == 4 and len(calls) > 2  # then shrunk to the smallest failing size
+    # then shrunk to the smallest failing size, or one node above it: this
+    # example ends as a move and a diamond on its result (and a save); deleting
+    # the move makes the diamond make its own activation, as many nodes
+    assert len(calls[-1].nodes) <= 5 and len(calls) > 2
 
 
 def test_an_example_that_does_not_fail_is_not_shrunk():

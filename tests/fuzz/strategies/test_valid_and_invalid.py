@@ -211,7 +211,9 @@ def test_the_g1_edits_vary_the_count_and_the_place_of_what_does_not_fit():
     in the middle and last: a check of one input only misses some."""
     arity, odd_at = set(), set()
 
-    @settings(max_examples=150, database=None, suppress_health_check=list(HealthCheck))
+    # a concat of three with its odd input last is one edit in 12: 150 examples
+    # missed it once the graphs drawn before the edit changed
+    @settings(max_examples=300, database=None, suppress_health_check=list(HealthCheck))
     @given(graphs(max_nodes=3).flatmap(lambda g: st.tuples(broken(g, "G-1", 1), broken(g, "G-1", 2), broken(g, "G-1", 3))))
     def collect(graphs_):
         few_or_many, shape, dtype = (g.nodes[-1] for g in graphs_)
@@ -265,7 +267,7 @@ def test_a_chain_reads_its_own_value_even_where_a_recipe_asks_for_an_activation(
     from fuzz.strategies.patterns import _Only
     from refcompiler.graph import Ref
 
-    ints = Value(Ref("m"), TensorType((2, 2), I32), None, 3)
+    ints = Value(Ref("m"), TensorType((2, 2), I32), None, (0, 3))
     class Never:
         def __getattr__(self, name):
             raise AssertionError(f"the chain's builder was asked for {name}")
