@@ -14,7 +14,7 @@ from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph, StorageKind, initial_value
 from refcompiler.graph_json import write_atomic
 
-__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "write_npz", "same_bits"]
+__all__ = ["Values", "initial_values", "constant_values", "bind_inputs", "load_npz", "save_npz", "write_npz", "same_bits", "first_difference"]
 
 Values = dict[str, np.ndarray]
 
@@ -175,3 +175,22 @@ def write_npz(f: BinaryIO, values: Mapping[str, np.ndarray]) -> None:
 def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     """Bit-exact equality: same dtype, shape and bytes (NaNs compare by payload)."""
     return a.dtype == b.dtype and a.shape == b.shape and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    """Where two arrays first differ bit-wise, and the two values there."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
+    g = np.ascontiguousarray(got).reshape(-1).view(np.uint8).reshape(got.size, -1)
+    w = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(want.size, -1)
+    flat = int(np.flatnonzero((g != w).any(axis=1))[0])
+    index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
+    a, b = _value(got.reshape(-1)[flat]), _value(want.reshape(-1)[flat])
+    if a == b:  # same printed value, different bits (NaN payloads): show the bits
+        a, b = f"{a} (bits {g[flat][::-1].tobytes().hex()})", f"{b} (bits {w[flat][::-1].tobytes().hex()})"
+    return f"at {list(index)} got {a}, want {b}"
+
+
+def _value(x: np.generic) -> str:
+    """A scalar as a person writes it (``0.5``, not ``np.float32(0.5)``)."""
+    return str(x.item()) if x.dtype.kind in "biu" else str(x)

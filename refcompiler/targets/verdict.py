@@ -26,7 +26,7 @@ import numpy as np
 from refcompiler.graph import Graph
 from refcompiler.targets.base import ConfigRun, Outcome, written_storage
 from refcompiler.targets.bounds import agree, bound_for, cones, inexact_nodes, op_kinds, read_scale, reduction_terms
-from refcompiler.values import Values, constant_values
+from refcompiler.values import Values, constant_values, first_difference
 
 __all__ = ["Kind", "Discrepancy", "judge", "INVARIANT_OF"]
 
@@ -135,21 +135,13 @@ def _reference(r: ConfigRun, reference: Sequence[Values], names: list[str], ops:
 
 
 def _how(got: object, want: object, ulps: int) -> str:
-    """How ``got`` differs from ``want``: their types when those differ, else the
-    first element whose bits differ (an integer tensor has no ULPs: its values
-    are shown), with the float32 ULP distance."""
+    """How ``got`` differs from ``want`` (``first_difference``: their types, or
+    the first element whose bits differ and its values: an integer tensor has
+    no ULPs), after the float32 ULP distance."""
     got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"{got.dtype}{list(got.shape)} against {want.dtype}{list(want.shape)}"
-    if got.dtype.kind not in "biuf":  # nothing refc stores: no element to show
-        return "they differ"
-    unsigned = np.dtype(f"u{got.dtype.itemsize}")
-    differ = np.flatnonzero(got.reshape(-1).view(unsigned) != want.reshape(-1).view(unsigned))
-    at = ""
-    if differ.size:
-        first = tuple(int(i) for i in np.unravel_index(int(differ[0]), got.shape))
-        at = f"the first element that differs, {list(first)}: {got[first].item()!r} against {want[first].item()!r}"
-    if got.dtype.kind != "f":
-        return at or "they differ"
-    far = "NaNs or infinities differ" if ulps >= 2**32 else f"{ulps} ULPs apart at most"
-    return f"{far}; {at}" if at else far
+    if got.dtype.kind not in "biuf" or want.dtype.kind not in "biuf":  # nothing refc stores
+        return f"got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
+    where = first_difference(got, want)
+    if got.dtype != want.dtype or got.shape != want.shape or got.dtype.kind != "f":
+        return where
+    return f"{'NaNs or infinities differ' if ulps >= 2**32 else f'{ulps} ULPs apart at most'}; {where}"

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from refcompiler.graph import Graph, Storage, StorageKind
-from refcompiler.values import Values, same_bits
+from refcompiler.values import Values, first_difference, same_bits
 
 from fuzz.oracle.bisect import Blame, first_wrong_pass
 from fuzz.oracle.context import RunContext
@@ -21,25 +21,6 @@ from fuzz.oracle.locate import locate_writers
 from fuzz.oracle.stage import OracleStage
 
 __all__ = ["STAGE", "first_difference", "first_wrong"]
-
-
-def first_difference(got: np.ndarray, want: np.ndarray) -> str:
-    """Where two arrays first differ bit-wise, and the two values there."""
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}"
-    g = np.ascontiguousarray(got).reshape(-1).view(np.uint8).reshape(got.size, -1)
-    w = np.ascontiguousarray(want).reshape(-1).view(np.uint8).reshape(want.size, -1)
-    flat = int(np.flatnonzero((g != w).any(axis=1))[0])
-    index = tuple(int(i) for i in np.unravel_index(flat, got.shape))
-    a, b = _value(got.reshape(-1)[flat]), _value(want.reshape(-1)[flat])
-    if a == b:  # same printed value, different bits (NaN payloads): show the bits
-        a, b = f"{a} (bits {g[flat][::-1].tobytes().hex()})", f"{b} (bits {w[flat][::-1].tobytes().hex()})"
-    return f"at {list(index)} got {a}, want {b}"
-
-
-def _value(x: np.generic) -> str:
-    """A scalar as a person writes it (``0.5``, not ``np.float32(0.5)``)."""
-    return str(x.item()) if x.dtype.kind in "biu" else str(x)
 
 
 def first_wrong(graph: Graph, got: Sequence[Values], want: Sequence[Values]) -> tuple[Storage, str] | None:

@@ -294,7 +294,7 @@ def test_signature_text_and_slug():
 def test_a_difference_prints_values_without_numpy_reprs():
     import numpy as np
 
-    from fuzz.oracle.stages.differential import first_difference
+    from refcompiler.values import first_difference
 
     text = first_difference(np.array([1.0, 0.0], np.float32), np.array([1.0, 0.34558418], np.float32))
     assert text == "at [1] got 0.0, want 0.34558418"

@@ -85,6 +85,6 @@ def test_a_discrepancy_shows_the_first_element_that_differs_and_an_integers_valu
     wrong = [{k: np.array([-2, 5, 7], np.int32) if k == "p" else v for k, v in r.items()} for r in reference]
     outcome = Outcome(results=[ConfigRun(Configuration("base", "one"), wrong)], entry=initial_values(ids))
     d = judge(ids, outcome, reference)
-    assert d is not None and d.detail == "'p' after run 1: base differs from the reference (the first element that differs, [2]: 7 against 1)"
+    assert d is not None and d.detail == "'p' after run 1: base differs from the reference (at [2] got 7, want 1)"
     d = _judged(1e-3)
-    assert d is not None and "ULPs apart at most; the first element that differs, [0]: " in d.detail
+    assert d is not None and "ULPs apart at most; at [0] got " in d.detail
