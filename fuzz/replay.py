@@ -31,6 +31,7 @@ from refcompiler.schedulers import SCHEDULERS
 from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
+from fuzz.schedules import is_plugin
 
 if TYPE_CHECKING:
     from fuzz.oracle.finding import CaseReport, Finding
@@ -213,7 +214,7 @@ def _unstable_scheduler(case: Case, report: CaseReport) -> str:
     from refcompiler.driver import prepare, scheduler_order
     from refcompiler.schedulers import resolve_scheduler
 
-    if case.scheduler is None or case.expect.kind is not ExpectKind.PASS:
+    if not is_plugin(case.scheduler) or case.expect.kind is not ExpectKind.PASS:  # a built-in one is a function of them
         return ""
     seed = case.scheduler_seed or 0
     first = report.scheduler_orders.get((case.scheduler, seed))
@@ -236,9 +237,9 @@ def _unstable_scheduler(case: Case, report: CaseReport) -> str:
 
 def _order_changed(case: Case, report: CaseReport) -> str:
     """A note when the case's scheduler, asked with its recorded seed by the
-    check that passed (``report``: asked once, as a scheduler that answers
-    otherwise each time would make a second answer another order than the
-    one checked), ordered the graph otherwise than the recorded
+    check that passed (``report``'s answer, the order checked; one that
+    answers otherwise when asked again is ``_unstable_scheduler``'s), ordered
+    the graph otherwise than the recorded
     ``scheduler_order``: fixed, or an order that depends on more than the
     graph and the seed (a set's iteration order differs from process to
     process), which a pass may then owe to luck; empty otherwise."""
