@@ -28,7 +28,9 @@ see ``refcompiler.ir_analysis``):
   the producer wrote it are allowed: they are reads of the saved value by its
   consumers, renamed by copy elimination (whether that renaming was legal is
   seen only by running the program: the IR does not say which reads meant the
-  entry value).
+  entry value), but for the copy of a save of a module buffer's value
+  (``Save.producer`` None), which reads the entry value: after anything wrote
+  the placeholder, that is IR-4.
 - IR-5: an owned buffer appears only as an ``@inout`` operand, by its own
   name, of its owner's kernel (``instr.name == buffer.owner``); never as a
   view's source.

@@ -18,8 +18,10 @@ __all__ = ["check_ir4", "check_ir6"]
 _IN, _OUT = OperandKind.IN, OperandKind.OUT  # globals: an enum class's attribute is slow (3.11)
 
 
-def check_ir4(walk: "Walk", instr: Instr, placeholders: list[tuple[Operand, str]]) -> None:
-    """``placeholders``: the instruction's resolved operands whose origin is a placeholder, in order."""
+def check_ir4(walk: "Walk", instr: Instr, placeholders: list[tuple[Operand, str]], entry_save: bool) -> None:
+    """``placeholders``: the instruction's resolved operands whose origin is a
+    placeholder, in order; ``entry_save``: the instruction is the copy of a save
+    of a module buffer's value (``Walk.entry_saves``), whose reads mean the value at entry."""
     written_here = {r for o, r in placeholders if o.kind is not _IN}  # ``kind.writes``, without the property's call
     for operand, root in placeholders:
         if operand.kind is _OUT:  # ``not kind.reads``
@@ -30,7 +32,7 @@ def check_ir4(walk: "Walk", instr: Instr, placeholders: list[tuple[Operand, str]
             walk.report("IR-4", f"placeholder {root}{via} is read after its save at instruction {at}", root)
         elif root in written_here:
             walk.report("IR-4", f"placeholder {root}{via} is read by the instruction that writes it", root)
-        elif root in walk.placeholder_writer and instr.opcode is Opcode.COPY and instr.name in walk.entry_saves:
+        elif entry_save and root in walk.placeholder_writer:
             at = walk.placeholder_writer[root]
             walk.report("IR-4", f"placeholder {root}{via} is read by save {instr.name}, which saves its value at entry, "
                                 f"after instruction {at} wrote it", root)

@@ -325,7 +325,8 @@ class Walk:
         read: set[str] = set()
         freed, initialised, saved_by_copy = self.freed, self.initialised, self.saved_by_copy
         # reads that see a placeholder's entry value only: a save's copy of a module buffer's value
-        entry_read = self.placeholder_writer if instr.opcode is _COPY and instr.name in self.entry_saves else saved_by_copy
+        entry_save = instr.opcode is _COPY and instr.name in self.entry_saves
+        entry_read = self.placeholder_writer if entry_save else saved_by_copy
         in_kind, out_kind = _IN, _OUT  # locals: each is asked of every operand
         owned, constant, placeholder = _OWNED, _CONSTANT, _PLACEHOLDER
         unwritten = False  # an operand IR-2 reports
@@ -368,7 +369,7 @@ class Walk:
         if unwritten:
             self.check_ir2(resolved)
         if ir4:  # else check_ir4 finds nothing to report and nothing to record
-            check_ir4(self, instr, placeholders)
+            check_ir4(self, instr, placeholders, entry_save)
         if well_formed and shared:  # in-place rules need the op and operand positions
             check_ir6(self, instr, resolved)
         if well_formed and instr.opcode is _KERNEL:  # after IR-6, whose words are closer for an in-place pair of two types

@@ -21,6 +21,7 @@ the concrete kernels run (embedding ids in range), go to Z3:
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -225,6 +226,7 @@ def _counterexample(
 ) -> Validation:
     """Turn the model into concrete inputs and confirm them by concrete execution."""
 
+    @functools.cache  # the model does not change between the concretisations tried
     def model_value(t: int) -> int | str:
         return smt.model_value(solver, encoder.expr(t))
 
