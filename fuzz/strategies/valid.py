@@ -69,7 +69,7 @@ _PATTERNS = frozenset({Feature.DIAMOND, Feature.CHAIN, Feature.READ_SAVE, Featur
 
 # Whether the graph's fresh float32 storage takes values with ties and signed
 # zeros (``builder.TIES``) rather than standard-normal ones: one graph in eight,
-# shrinking to no. Drawn once, first, so that shrinking moves keeps it.
+# shrinking to no. Drawn once, before any move, so that shrinking moves keeps it.
 _TIES = (False,) * 7 + (True,)
 
 # Continue-or-stop flag of the move loop: stop is index 0, so shrinking stops early.

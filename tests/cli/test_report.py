@@ -251,3 +251,11 @@ def test_the_replay_command_keeps_the_plugin_folders_the_campaign_printed():
     assert _with_path(entry, command) == f"PYTHONPATH='/tmp/my plugins' {command}"
     for replay in (None, 3, "refc replay x.json", "PYTHONPATH='unclosed refc replay"):
         assert _with_path({"replay": replay}, command) == command
+
+
+def test_the_page_reads_the_summary_format_campaigns_write():
+    # refc report keeps its own copy (it imports no campaign code): the two must move together
+    from fuzz.campaign.summary import SUMMARY_FORMAT
+    from refc.cli.report import SUMMARY_FORMAT as READ
+
+    assert READ == SUMMARY_FORMAT
