@@ -31,7 +31,6 @@ from refcompiler.schedulers import SCHEDULERS
 from refcompiler.targets import BUILTIN
 
 from fuzz.case import Case, ExpectKind
-from fuzz.schedules import is_plugin
 
 if TYPE_CHECKING:
     from fuzz.oracle.finding import CaseReport, Finding
@@ -213,6 +212,8 @@ def _unstable_scheduler(case: Case, report: CaseReport) -> str:
     nothing); empty otherwise."""
     from refcompiler.driver import prepare, scheduler_order
     from refcompiler.schedulers import resolve_scheduler
+
+    from fuzz.schedules import is_plugin  # here: fuzz.schedules loads Z3, which the commands that build this parser need not
 
     if not is_plugin(case.scheduler) or case.expect.kind is not ExpectKind.PASS:  # a built-in one is a function of them
         return ""
