@@ -162,8 +162,7 @@ class Summary:
         self.unsettled_cases += result.unsettled_cases
         both = sorted(self.unsettled_kept + [((result.index, result.part, k), u) for k, u in enumerate(result.unsettled_kept)],
                       key=lambda item: item[0])  # the lowest places: whichever chunk ends first
-        chosen = {id(u) for u in kept([u for _, u in both])}
-        self.unsettled_kept = [item for item in both if id(item[1]) in chosen]
+        self.unsettled_kept = kept(both, lambda item: item[1])
         if len(self.progress) > 2 * PROGRESS_POINTS:  # a long campaign: every other point, the first and last kept
             self.progress[1:-1] = self.progress[2:-1:2]
         for failure in result.found:

@@ -9,7 +9,7 @@ with ``refc validate``, written apart from the findings' cases
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from refcompiler.graph import Graph
 
@@ -60,14 +60,19 @@ def kind_of(u: Unsettled) -> tuple[str, str, str, str]:
     return u.pipeline, "" if u.schedule is None else u.schedule.describe(), u.reason, u.difference or ""
 
 
-def kept(cases: list[UnsettledCase]) -> list[UnsettledCase]:
-    """The first ``MAX_KEPT`` of ``cases`` of distinct ``kind``s, in order."""
+T = TypeVar("T")
+
+
+def kept(items: list[T], case: Callable[[T], UnsettledCase]) -> list[T]:
+    """The first ``MAX_KEPT`` of ``items`` whose cases (``case(item)``) are of
+    distinct ``kind``s, in order."""
     seen: set[tuple[str, str, str, str]] = set()
     out = []
-    for case in cases:
-        if case.kind not in seen and len(out) < MAX_KEPT:
-            seen.add(case.kind)
-            out.append(case)
+    for item in items:
+        kind = case(item).kind
+        if kind not in seen and len(out) < MAX_KEPT:
+            seen.add(kind)
+            out.append(item)
     return out
 
 
