@@ -33,7 +33,7 @@ from fuzz.campaign.live import Live, end_requested, set_running
 from fuzz.campaign.repeatable import no_local_constants
 from fuzz.campaign.unsettled import MAX_KEPT, UnsettledCase, kind_of, unsettled_case
 from fuzz.case import Case, Expect, ExpectKind
-from fuzz.oracle import Bug, Finding, Signature, Unsettled
+from fuzz.oracle import Bug, Carry, Finding, Signature, Unsettled
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
@@ -174,6 +174,8 @@ class _ChunkRun:
         self.task = task
         self.config = task.config
         self.state = ChunkState()
+        # what one case of the graph of ``--graph`` leaves the next
+        self.carry = Carry(self.config.graph) if self.config.graph is not None else None
         if task.deadline is not None:
             self.state.end = task.deadline + self.config.shrink_grace + HARD_GRACE - END_MARGIN
 
@@ -188,7 +190,8 @@ class _ChunkRun:
     def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         s = self.state
         focus = s.best.finding if s.best is not None else None
-        report = check_within(self.config, Case(graph, expect, self.config.pipeline), seed=case_seed, target=s.target, focus=focus)
+        report = check_within(self.config, Case(graph, expect, self.config.pipeline), seed=case_seed, target=s.target, focus=focus,
+                              carry=self.carry)
         s.schedules += report.schedules
         s.seconds.update(report.seconds)
         if s.target is None:  # a new graph, not a shrink attempt

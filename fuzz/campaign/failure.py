@@ -19,7 +19,7 @@ from fuzz.campaign.config import HARD_GRACE, CampaignConfig
 from fuzz.campaign.live import running
 from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc, whole_order
 from fuzz.corpus import replay
-from fuzz.oracle import Bug, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
+from fuzz.oracle import Bug, Carry, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
 from fuzz.replay import case_problem
 from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
@@ -256,7 +256,9 @@ def timeout_finding(e: CaseTimeout) -> Finding:
     return Finding(Stage.EXECUTE, None, f"timeout: {e} (--case-seconds)", pipeline=e.pipeline, schedule=schedule)
 
 
-def check_within(config: CampaignConfig, case: Case, *, seed: int, target: Bug | None, focus: Finding | None) -> CaseReport:
+def check_within(
+    config: CampaignConfig, case: Case, *, seed: int, target: Bug | None, focus: Finding | None, carry: Carry | None = None
+) -> CaseReport:
     """``check_case`` of ``case`` as the campaign checks it (its mutant,
     schedulers, symbolic stage and target), within ``config.case_seconds``:
     past it, the report's finding is a timeout, if ``target`` is one (a shrink
@@ -265,13 +267,13 @@ def check_within(config: CampaignConfig, case: Case, *, seed: int, target: Bug |
     reducer goes through here, so that no case (a user's scheduler that
     hangs, say) holds a campaign past its limit. ``CaseCut`` when the chunk's
     end (``ChunkState.end``) comes first: a shrink or reduction attempt is then
-    taken as not failing."""
+    taken as not failing. ``carry``: the chunk's (``check_case``)."""
     started = time.time()
     try:
         limit, cut = _limit(config)
         with time_limit(limit):
             return check_case(case, mutant=config.mutant, schedulers=config.schedulers, seed=seed, target=target,
-                              focus=focus, symbolic=config.symbolic, compiler=config.target)
+                              focus=focus, symbolic=config.symbolic, compiler=config.target, carry=carry)
     except CaseCut:
         if target is not None:
             return CaseReport(None, 0)

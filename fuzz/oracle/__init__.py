@@ -25,12 +25,13 @@ The reference interpreter and the correct dependency model run *outside*
 the mutant (they are the oracle); the verifier, the proof, the schedulers,
 the compiler and the IR interpreter run inside ``mutants.activate(mutant)``.
 Per-graph work (verification, reference runs, the schedulable graph and its
-dependency model) is done once per graph (``GraphContext``).
+dependency model) is done once per graph (``GraphContext``), and a campaign
+carries what it knows of a graph object to the next case of it (``Carry``).
 """
 
 from fuzz.oracle.chain import CHAIN, iter_findings
 from fuzz.oracle.check import check, check_case, legal_on_correct_compiler
-from fuzz.oracle.context import GraphContext, RunContext, reference_runs
+from fuzz.oracle.context import Carry, GraphContext, RunContext, reference_runs
 from fuzz.oracle.finding import CRASH, Bug, CaseReport, Finding, Location, Signature, Stage, Unsettled
 from fuzz.oracle.stage import OracleStage
 from fuzz.oracle.stages.verify import check_rejected
@@ -46,6 +47,7 @@ __all__ = [
     "CRASH",
     "CHAIN",
     "OracleStage",
+    "Carry",
     "GraphContext",
     "RunContext",
     "check",

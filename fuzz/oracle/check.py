@@ -16,7 +16,7 @@ from refcompiler.schedulers import resolve_scheduler
 
 from fuzz.case import PASS, Case, Expect, case_inputs
 from fuzz.oracle.chain import CHAIN, Choices, iter_findings, target_chain
-from fuzz.oracle.context import GraphContext
+from fuzz.oracle.context import Carry, GraphContext
 from fuzz.oracle.finding import Bug, CaseReport, Finding, Signature
 from fuzz.schedules import EXHAUSTIVE_LIMIT, ScheduleChoice, ScheduleSource, case_schedules
 
@@ -75,6 +75,7 @@ def check_case(
     symbolic: bool | None = None,
     compiler: str | None = None,
     isolate: bool = True,
+    carry: Carry | None = None,
 ) -> CaseReport:
     """Check a case under its schedule, or its recorded scheduler called with
     its recorded seed, or (without either) under the standard set
@@ -89,13 +90,20 @@ def check_case(
     symbolic stage on, off, or (``None``) on for graphs small enough.
     ``compiler``: an external target (``refcompiler.targets``) to check
     instead of refc's own compiler (``chain.target_chain``; ``isolate``: in a
-    child process)."""
+    child process). ``carry`` (a campaign's): for refc's own compiler and a
+    case without input overrides, start from what an earlier case of the same
+    graph object left (``Carry``), and leave this one's if it finds nothing."""
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
     if compiler is None and case.target is not None:  # a target's case: that target again
         compiler = case.target.spec
-    ctx = GraphContext(graph, case.expect, mutant, seed, case_inputs(case), symbolic=symbolic)
+    inputs = case_inputs(case)
+    carried = carry is not None and compiler is None and not inputs
+    if carried:
+        ctx = carry.context(graph, case.expect, mutant, seed, symbolic)  # type: ignore[union-attr]  # carried: not None
+    else:
+        ctx = GraphContext(graph, case.expect, mutant, seed, inputs, symbolic=symbolic)
     if case.schedule is not None:
         choices: Choices = [ScheduleChoice(ScheduleSource.GIVEN, case.schedule)]
     elif case.scheduler is not None:  # recorded: that scheduler, called with that seed
@@ -111,9 +119,13 @@ def check_case(
 
     pipelines = _pipelines(pipeline or case.pipeline, focus.pipeline if focus is not None else None)
     chain = CHAIN if compiler is None else _target_chain(compiler, isolate)
+    clean = True
     for f in iter_findings(ctx, choices, pipelines, chain):
+        clean = False
         if target is None or f.signature.matches(target):
             return CaseReport(f, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
+    if carried and clean:
+        carry.keep(ctx)  # type: ignore[union-attr]  # carried: not None
     return CaseReport(None, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
 
 

@@ -12,8 +12,9 @@ graph, so each compilation sees exactly what it would compute itself.
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Mapping, Sequence
 
@@ -36,7 +37,7 @@ from fuzz.case import PASS, Expect
 from fuzz.oracle.finding import Unsettled
 from fuzz.schedules import ScheduleChoice
 
-__all__ = ["Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
+__all__ = ["Carry", "Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
 
 Runs = tuple[Values, Values]
 
@@ -51,7 +52,8 @@ def reference_runs(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None)
 class GraphContext:
     """One graph as the chain checks it. The cached properties are computed on
     first use, once; ``schedules`` counts the distinct orders checked so far
-    (``orders_checked``: the orders compiled)."""
+    (``orders_checked``: the orders compiled). ``settled``: the per-graph
+    stages passed for this graph already (``carried``), so the chain skips them."""
 
     graph: Graph
     expect: Expect = PASS
@@ -61,6 +63,7 @@ class GraphContext:
     proof: bool = True
     # symbolic validation: True on, False off, None on for graphs small enough (``small_enough``)
     symbolic: bool | None = None
+    settled: bool = False
     schedules: int = 0
     orders_checked: set[tuple[str, ...]] = field(default_factory=set, repr=False)
     # the programs the symbolic stage could neither prove nor refute (inconclusive, not findings), in order
@@ -71,7 +74,7 @@ class GraphContext:
     # the order each scheduler asked gave, by (scheduler, seed): a user's may differ when asked again
     scheduler_orders: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
     # every compiled program whose per-schedule stages all passed, by its schedule
-    _passed: dict[tuple[str, ...], list[Program]] = field(default_factory=dict, repr=False)
+    _passed: dict[tuple[str, ...], tuple[Program, ...]] = field(default_factory=dict, repr=False)
     # the canonical keys (``canonical_key``) of those programs
     _passed_keys: set[tuple] = field(default_factory=set, repr=False)
     # what compiling an order under a pipeline gave, when it passed every per-schedule
@@ -83,6 +86,27 @@ class GraphContext:
     _compiler: Prepared | Exception | None = field(default=None, repr=False)
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
     _compared: tuple[Graph, bool] | None = field(default=None, repr=False)
+
+    def carried(self, seed: int) -> GraphContext:
+        """The context of another case of this graph (the same object, inputs,
+        expectation, mutant and stage switches), with the schedule seed
+        ``seed``, when this one's chain found nothing: what is known of the
+        graph is kept (its per-graph stages passed: ``settled``; its
+        preparation, reference runs and models; the orders checked, which are
+        not counted again; the programs that passed and the programs
+        validated, which are not run or validated again), the case's own
+        record is not (``PER_CASE``: its count, time, scheduler answers and
+        what it left unsettled). Each checking is a deterministic function of
+        what its result is kept under, as within one case; a user's
+        scheduler is still asked, and a user's pass still run, every time."""
+        new = copy.copy(self)  # the cached properties' values too
+        for f in fields(self):
+            if f.name in PER_CASE:
+                setattr(new, f.name, f.default_factory() if callable(f.default_factory) else f.default)  # type: ignore[misc]
+            elif isinstance(getattr(self, f.name), (set, dict)):
+                setattr(new, f.name, copy.copy(getattr(self, f.name)))  # one level: the values are immutable or memos
+        new.seed, new.settled = seed, True
+        return new
 
     @cached_property
     def violations(self) -> list[InvariantViolation]:
@@ -198,7 +222,7 @@ class GraphContext:
         program = compiled.program
         self._passed_keys.add(key)
         if not self.passed(program):
-            self._passed.setdefault(program.schedule, []).append(program)
+            self._passed[program.schedule] = (*self._passed.get(program.schedule, ()), program)
         if pipeline not in self._reproducible:
             self._reproducible[pipeline] = reproducible(pipeline)
         if self._reproducible[pipeline]:
@@ -220,6 +244,37 @@ class GraphContext:
         if key not in self._illegal_given:
             self._illegal_given[key] = self.illegal(self.prepared, fit_schedule(self.graph, self.prepared, key))
         return self._illegal_given[key]
+
+
+# ``GraphContext`` fields that are a case's own record, not knowledge of its graph (``carried``)
+PER_CASE = frozenset({"schedules", "symbolic_inconclusive", "target_refused", "seconds", "scheduler_orders"})
+
+
+class Carry:
+    """What a campaign over one graph (``refc fuzz --graph``) carries from
+    one case of that graph object to the next (its cases are that object,
+    with another schedule seed, or a copy with other input seeds, which is
+    not carried): the last context of it whose chain found nothing, for the
+    next case to start from (``GraphContext.carried``). Only the context of
+    refc's own compiler without input overrides is kept; one at a time."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._last: GraphContext | None = None
+
+    def context(self, graph: Graph, expect: Expect, mutant: str | None, seed: int, symbolic: bool | None) -> GraphContext:
+        """A context for a case of ``graph`` without input overrides: carried
+        from the one kept when that was of the same graph object under the
+        same expectation, mutant and symbolic switch, else a new one."""
+        last = self._last
+        if last is not None and last.graph is graph and last.expect == expect and last.mutant == mutant and last.symbolic == symbolic:
+            return last.carried(seed)
+        return GraphContext(graph, expect, mutant, seed, symbolic=symbolic)
+
+    def keep(self, ctx: GraphContext) -> None:
+        """Keep ``ctx``, whose chain ran to its end and found nothing, if it is of the campaign's graph."""
+        if ctx.graph is self.graph:
+            self._last = ctx
 
 
 @dataclass

@@ -105,3 +105,22 @@ def test_a_case_records_the_pipeline_its_finding_was_made_under(mutant, pipeline
         compile_graph(case.graph, pipeline=case.pipeline, schedule=case.schedule,
                       scheduler=case.scheduler or "topo", seed=case.scheduler_seed or 0)
     assert str(case.finding.signature).startswith(caught.value.invariant)
+
+
+def test_a_graph_campaign_carries_each_case_of_its_graph_object_to_the_next(monkeypatch):
+    """``--graph``: the cases that are the graph itself (not a copy with other
+    input seeds) prepare and run it once between them."""
+    from pathlib import Path
+
+    import fuzz.oracle.context as context
+    from refcompiler.graph_json import load_graph
+
+    graph = load_graph(Path(__file__).resolve().parents[3] / "examples" / "read_then_save.json")
+    config = CampaignConfig(budget=None, max_cases=30, out=None, graph=graph, graph_file="g.json", invalid_share=0.0)
+    prepared: list = []
+    real = context.prepare
+    monkeypatch.setattr(context, "prepare", lambda g: prepared.append(g) or real(g))
+    result = run_chunk(Chunk(0, chunk_seed(2, 0), 30, config))
+    itself = sum(random_case(config, chunk_seed(2, 0), k)[0][0] is graph for k in range(30))
+    assert result.cases == 30 and not result.found and itself >= 5
+    assert sum(g is graph for g in prepared) == 1 and len(prepared) == 30 - itself + 1

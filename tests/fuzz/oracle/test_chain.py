@@ -351,3 +351,65 @@ def test_check_raises_for_a_pipeline_scheduler_or_mutant_that_names_nothing():
         with pytest.raises(UsageError):
             check(graph, **kwargs)
     assert check(graph, pipeline="O2", scheduler="memory") is None
+
+
+def test_a_carried_case_of_the_same_graph_object_repeats_no_check(monkeypatch):
+    """``refc fuzz --graph`` checks one graph object case after case: the
+    second case starts from what the first knew (no per-graph stage, no
+    order counted or program run again), and its own record starts empty."""
+    import fuzz.oracle.stages.compile_run as compile_run
+    from fuzz.oracle import Carry
+
+    graph = load_graph(READ_THEN_SAVE)
+    runs, prepares = _counting(monkeypatch, compile_run, "run_compiled_each"), _counting(monkeypatch, context, "prepare")
+    references = _counting(monkeypatch, context, "run_reference")
+    carry = Carry(graph)
+    first = check_case(Case(graph), schedulers=("topo", "memory", "random"), seed=1, carry=carry)
+    assert first.finding is None and first.schedules >= 3 and first.seconds[Stage.VERIFY.value] > 0
+    ran, counted = len(runs), first.schedules
+    again = check_case(Case(graph), schedulers=("topo", "memory", "random"), seed=1, carry=carry)
+    assert again.finding is None and again.schedules == 0 and len(runs) == ran
+    assert len(prepares) == 1 and len(references) == 2 and Stage.VERIFY.value not in again.seconds
+    other = check_case(Case(graph), schedulers=("topo", "memory", "random"), seed=2, carry=carry)
+    assert other.finding is None and other.schedules <= counted  # only orders the new seed drew that were not checked
+    # an equal graph that is another object (a --graph case with other input seeds) starts afresh
+    fresh = check_case(Case(load_graph(READ_THEN_SAVE)), schedulers=("topo", "memory", "random"), seed=1, carry=carry)
+    assert fresh.schedules == counted and len(prepares) == 2 and len(references) == 4 and len(runs) == 2 * ran
+
+
+def test_a_case_that_found_something_leaves_nothing_to_carry():
+    """Only a case whose chain found nothing is carried: a bug found once is
+    found again in every case of the graph, and a case carried under another
+    mutant or expectation starts afresh."""
+    from fuzz.oracle import Carry
+
+    graph = load_graph(READ_THEN_SAVE)
+    carry = Carry(graph)
+    found = [check_case(Case(graph), mutant="sched-drop-save-war", seed=0, carry=carry).finding for _ in range(2)]
+    assert found[0] is not None and found[1] is not None and found[0].signature == found[1].signature
+    clean = check_case(Case(graph), seed=0, carry=carry)
+    assert clean.finding is None and clean.schedules > 0
+    again = check_case(Case(graph), mutant="sched-drop-save-war", seed=0, carry=carry).finding
+    assert again is not None and again.signature == found[0].signature
+
+
+def test_only_the_campaign_s_graph_is_carried():
+    from fuzz.oracle import Carry
+
+    graph, other = load_graph(READ_THEN_SAVE), load_graph(READ_THEN_SAVE)
+    carry = Carry(graph)
+    first = check_case(Case(other), seed=0, carry=carry)
+    assert first.finding is None and check_case(Case(other), seed=0, carry=carry).schedules == first.schedules
+
+
+def test_a_carried_context_keeps_knowledge_and_drops_the_case_s_record():
+    ctx = GraphContext(load_graph(READ_THEN_SAVE), seed=3)
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    assert list(iter_findings(ctx, [topo], ["O0", "O2"])) == []
+    new = ctx.carried(7)
+    assert (new.seed, new.settled, new.schedules, new.seconds, new.scheduler_orders) == (7, True, 0, {}, {})
+    assert new.orders_checked == ctx.orders_checked and new.orders_checked is not ctx.orders_checked
+    assert new._passed == ctx._passed and new._passed is not ctx._passed
+    assert new.reference is ctx.reference and new.compiler_prepared() is ctx.compiler_prepared()
+    new.orders_checked.add(("x",))
+    assert ("x",) not in ctx.orders_checked  # the earlier case's context is not changed by the later
