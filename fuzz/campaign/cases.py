@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
-from refcompiler.graph import Graph, StorageKind
+from refcompiler.graph import Graph, Init, StorageKind
 from refcompiler.graph_json import graph_to_doc
 
 from fuzz.campaign.config import CampaignConfig
@@ -23,7 +23,7 @@ from fuzz.strategies.draws import Choice, Draws, HypothesisDraws, RandomDraws
 from fuzz.strategies.invalid import break_graph, edit_count
 from fuzz.strategies.valid import build_graph
 
-__all__ = ["Case3", "chunk_seed", "draw_case", "edit_of", "fuzz_cases", "one_graph_case", "one_graph_cases", "random_case"]
+__all__ = ["Case3", "chunk_seed", "draw_case", "edit_of", "fuzz_cases", "input_seeds", "one_graph_case", "one_graph_cases", "random_case"]
 
 Case3 = tuple[Graph, Expect, int]  # (graph, expectation, schedule seed)
 
@@ -117,3 +117,22 @@ def one_graph_case(d: Draws, graph: Graph) -> Case3:
         storage = tuple(replace(s, init=replace(s.init, seed=seeds[s.name])) if s.name in seeds else s for s in graph.storage)
         g = replace(graph, storage=storage)
     return g, PASS, d.integer(0, 2**16)
+
+
+def input_seeds(graph: Graph, given: Graph) -> tuple[tuple[str, Init], ...] | None:
+    """``graph`` as ``given`` with input overrides (``Case.inputs``): the
+    initial values of the storages whose seeds ``one_graph_case`` redrew;
+    ``None`` when ``graph`` is not ``given`` with other seeds only (a graph
+    the reducer changed, say)."""
+    if graph is given:
+        return ()
+    if graph.name != given.name or graph.nodes != given.nodes or len(graph.storage) != len(given.storage):
+        return None
+    out = []
+    for s, t in zip(given.storage, graph.storage):
+        if s == t:
+            continue
+        if s.kind is StorageKind.CONSTANT or s.init is None or t.init is None or replace(t, init=replace(t.init, seed=s.init.seed)) != s:
+            return None
+        out.append((t.name, t.init))
+    return tuple(out)

@@ -26,7 +26,7 @@ from refcompiler.errors import InternalError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
 
-from fuzz.campaign.cases import Case3, fuzz_cases, random_case
+from fuzz.campaign.cases import Case3, fuzz_cases, input_seeds, random_case
 from fuzz.campaign.config import END_MARGIN, HARD_GRACE, CampaignConfig
 from fuzz.campaign.failure import CaseCut, Example, Failure, check_within, finish
 from fuzz.campaign.live import Live, end_requested, set_running
@@ -190,8 +190,7 @@ class _ChunkRun:
     def evaluate(self, graph: Graph, expect: Expect, case_seed: int) -> Finding | None:
         s = self.state
         focus = s.best.finding if s.best is not None else None
-        report = check_within(self.config, Case(graph, expect, self.config.pipeline), seed=case_seed, target=s.target, focus=focus,
-                              carry=self.carry)
+        report = check_within(self.config, self._case(graph, expect), seed=case_seed, target=s.target, focus=focus, carry=self.carry)
         s.schedules += report.schedules
         s.seconds.update(report.seconds)
         if s.target is None:  # a new graph, not a shrink attempt
@@ -202,6 +201,17 @@ class _ChunkRun:
                 s.unsettled_cases += 1
                 self._keep_unsettled(graph, expect, case_seed, report.unsettled)
         return report.finding
+
+    def _case(self, graph: Graph, expect: Expect) -> Case:
+        """The case checked for ``graph``: under ``--graph``, a copy of the
+        graph with other seeds (``one_graph_case``) is the graph itself with
+        those values as input overrides, which checks alike and lets the
+        chunk's ``Carry`` start from what earlier cases of the graph left."""
+        given = self.config.graph
+        seeds = input_seeds(graph, given) if given is not None else None
+        if seeds is None:
+            return Case(graph, expect, self.config.pipeline)
+        return Case(given, expect, self.config.pipeline, inputs=seeds)  # type: ignore[arg-type]  # seeds: given is set
 
     def _keep_unsettled(self, graph: Graph, expect: Expect, case_seed: int, unsettled: tuple[Unsettled, ...]) -> None:
         """Keep the case of the first of ``unsettled`` whose kind (``UnsettledCase.kind``)

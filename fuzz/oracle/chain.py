@@ -62,16 +62,18 @@ def iter_findings(
     ctx: GraphContext, choices: Choices, pipelines: Sequence[str], chain: Sequence[OracleStage] = CHAIN
 ) -> Iterator[Finding]:
     """Every finding of ``chain`` for ``ctx``, in order, lazily (a caller that
-    wants only the first stops early): the per-graph stages once (not at
-    all for a ``settled`` context: they passed), then the per-schedule
+    wants only the first stops early): the per-graph stages once (those
+    that passed, ``ctx.settled``, not again), then the per-schedule
     stages for each of ``choices`` under each of ``pipelines``.
     ``choices`` may be a function, called inside the mutant once the
     per-graph stages pass. ``ctx.schedules`` counts the distinct orders
     checked (``_run_schedule``); ``ctx.seconds`` adds up the time each stage
     took, and deriving the schedules (``SCHEDULES``)."""
-    for stage in (s for s in chain if not s.per_schedule and _applies(s, ctx) and not ctx.settled):
+    for stage in (s for s in chain if not s.per_schedule and _applies(s, ctx) and s not in ctx.settled):
         f = _timed(ctx, stage, ctx)
-        if f is not None:
+        if f is None:
+            ctx.settled.add(stage)
+        else:
             yield f
             if stage.fatal:
                 return

@@ -90,18 +90,18 @@ def check_case(
     symbolic stage on, off, or (``None``) on for graphs small enough.
     ``compiler``: an external target (``refcompiler.targets``) to check
     instead of refc's own compiler (``chain.target_chain``; ``isolate``: in a
-    child process). ``carry`` (a campaign's): for refc's own compiler and a
-    case without input overrides, start from what an earlier case of the same
-    graph object left (``Carry``), and leave this one's if it finds nothing."""
+    child process). ``carry`` (a campaign's): for refc's own compiler, start
+    from what an earlier case of the same graph object left (``Carry``), and
+    leave this one's if it finds nothing."""
     if isinstance(case, Graph):
         case = Case(case)
     graph = case.graph
     if compiler is None and case.target is not None:  # a target's case: that target again
         compiler = case.target.spec
     inputs = case_inputs(case)
-    carried = carry is not None and compiler is None and not inputs
+    carried = carry is not None and compiler is None
     if carried:
-        ctx = carry.context(graph, case.expect, mutant, seed, symbolic)  # type: ignore[union-attr]  # carried: not None
+        ctx = carry.context(graph, case.expect, mutant, seed, symbolic, inputs)  # type: ignore[union-attr]  # carried: not None
     else:
         ctx = GraphContext(graph, case.expect, mutant, seed, inputs, symbolic=symbolic)
     if case.schedule is not None:

@@ -35,6 +35,7 @@ from refcompiler.verifier import violations
 
 from fuzz.case import PASS, Expect
 from fuzz.oracle.finding import Unsettled
+from fuzz.oracle.stage import OracleStage
 from fuzz.schedules import ScheduleChoice
 
 __all__ = ["Carry", "Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
@@ -52,8 +53,9 @@ def reference_runs(graph: Graph, inputs: Mapping[str, np.ndarray] | None = None)
 class GraphContext:
     """One graph as the chain checks it. The cached properties are computed on
     first use, once; ``schedules`` counts the distinct orders checked so far
-    (``orders_checked``: the orders compiled). ``settled``: the per-graph
-    stages passed for this graph already (``carried``), so the chain skips them."""
+    (``orders_checked``: the orders compiled); ``settled``: the per-graph
+    stages that passed for this graph and inputs (in this case, or in an
+    earlier one it was ``carried`` from), which the chain does not run again."""
 
     graph: Graph
     expect: Expect = PASS
@@ -63,13 +65,14 @@ class GraphContext:
     proof: bool = True
     # symbolic validation: True on, False off, None on for graphs small enough (``small_enough``)
     symbolic: bool | None = None
-    settled: bool = False
+    settled: set[OracleStage] = field(default_factory=set, repr=False)
     schedules: int = 0
     orders_checked: set[tuple[str, ...]] = field(default_factory=set, repr=False)
     # the programs the symbolic stage could neither prove nor refute (inconclusive, not findings), in order
     symbolic_inconclusive: list[Unsettled] = field(default_factory=list, repr=False)
     target_refused: str | None = None  # why an external target refused the graph (not a finding)
-    symbolic_seen: set[tuple] = field(default_factory=set, repr=False)  # canonical keys of the programs validated
+    # canonical keys of the programs validated with no counterexample
+    symbolic_seen: set[tuple] = field(default_factory=set, repr=False)
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)
     # the order each scheduler asked gave, by (scheduler, seed): a user's may differ when asked again
     scheduler_orders: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
@@ -87,26 +90,39 @@ class GraphContext:
     _bound: tuple[Graph, Values] | None = field(default=None, repr=False)
     _compared: tuple[Graph, bool] | None = field(default=None, repr=False)
 
-    def carried(self, seed: int) -> GraphContext:
-        """The context of another case of this graph (the same object, inputs,
+    def carried(self, seed: int, inputs: Mapping[str, np.ndarray] | None = None) -> GraphContext:
+        """The context of another case of this graph (the same object,
         expectation, mutant and stage switches), with the schedule seed
         ``seed``, when this one's chain found nothing: what is known of the
-        graph is kept (its per-graph stages passed: ``settled``; its
-        preparation, reference runs and models; the orders checked, which are
-        not counted again; the programs that passed and the programs
-        validated, which are not run or validated again), the case's own
-        record is not (``PER_CASE``: its count, time, scheduler answers and
-        what it left unsettled). Each checking is a deterministic function of
-        what its result is kept under, as within one case; a user's
+        graph is kept (the per-graph stages that passed, ``settled``; its
+        preparation and models; the programs validated symbolically, which
+        are not validated again), and, when neither case overrides an input
+        (``inputs``: the other case's overrides), what is known of its runs
+        (the reference runs; the orders checked, which are not counted again;
+        the programs that passed, which are not run again). The case's own
+        record is not kept (``PER_CASE``: its count, time, scheduler answers
+        and what it left unsettled). Each check is a deterministic function
+        of what its result is kept under, as within one case; a user's
         scheduler is still asked, and a user's pass still run, every time."""
-        new = copy.copy(self)  # the cached properties' values too
+        same_inputs = not inputs and not self.inputs
+        full = self._entries() > CARRIED_ENTRIES  # a bound on memory: the tables start afresh
+        new = copy.copy(self)  # the cached properties' values too, and the ``GRAPH_SHARED`` tables
         for f in fields(self):
-            if f.name in PER_CASE:
+            if f.name in PER_CASE or (f.name in INPUT_BOUND and not same_inputs) or (full and f.name in INPUT_BOUND | GRAPH_SHARED):
                 setattr(new, f.name, f.default_factory() if callable(f.default_factory) else f.default)  # type: ignore[misc]
-            elif isinstance(getattr(self, f.name), (set, dict)):
+            elif f.name not in GRAPH_SHARED and isinstance(getattr(self, f.name), (set, dict)):
                 setattr(new, f.name, copy.copy(getattr(self, f.name)))  # one level: the values are immutable or memos
-        new.seed, new.settled = seed, True
+        new.seed = seed
+        if not same_inputs:
+            new.inputs = inputs
+            new.__dict__.pop("reference", None)
+            new.settled = {s for s in self.settled if not s.reads_inputs}
         return new
+
+    def _entries(self) -> int:
+        """How many entries the tables of orders and programs hold."""
+        tables = (getattr(self, name) for name in INPUT_BOUND | GRAPH_SHARED)
+        return sum(len(t) for t in tables if isinstance(t, (set, dict)))
 
     @cached_property
     def violations(self) -> list[InvariantViolation]:
@@ -246,35 +262,48 @@ class GraphContext:
         return self._illegal_given[key]
 
 
-# ``GraphContext`` fields that are a case's own record, not knowledge of its graph (``carried``)
+# ``GraphContext`` fields that are a case's own record, not knowledge of its graph, and
+# those that are knowledge of its runs on its inputs, besides ``reference`` (``carried``)
 PER_CASE = frozenset({"schedules", "symbolic_inconclusive", "target_refused", "seconds", "scheduler_orders"})
+INPUT_BOUND = frozenset({"orders_checked", "_passed", "_passed_keys", "_passed_compiled", "_bound"})
+# entries (``_entries``) past which a carried context's tables start afresh
+CARRIED_ENTRIES = 4096
+# tables of facts about the graph alone, which a case never adds to before it knows them
+# (not even one that then fails): the contexts carried from one another share them
+GRAPH_SHARED = frozenset({"symbolic_seen", "_illegal", "_illegal_given", "_reproducible"})
 
 
 class Carry:
     """What a campaign over one graph (``refc fuzz --graph``) carries from
-    one case of that graph object to the next (its cases are that object,
-    with another schedule seed, or a copy with other input seeds, which is
-    not carried): the last context of it whose chain found nothing, for the
-    next case to start from (``GraphContext.carried``). Only the context of
-    refc's own compiler without input overrides is kept; one at a time."""
+    one case of that graph object to the next (its cases are that object with
+    another schedule seed, or with other input values: ``GraphContext.carried``):
+    the last context whose chain found nothing, and the last such context
+    without input overrides, for the next case to start from. Only the
+    contexts of refc's own compiler are kept."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self._last: GraphContext | None = None
+        self._plain: GraphContext | None = None
 
-    def context(self, graph: Graph, expect: Expect, mutant: str | None, seed: int, symbolic: bool | None) -> GraphContext:
-        """A context for a case of ``graph`` without input overrides: carried
-        from the one kept when that was of the same graph object under the
-        same expectation, mutant and symbolic switch, else a new one."""
-        last = self._last
-        if last is not None and last.graph is graph and last.expect == expect and last.mutant == mutant and last.symbolic == symbolic:
-            return last.carried(seed)
-        return GraphContext(graph, expect, mutant, seed, symbolic=symbolic)
+    def context(
+        self, graph: Graph, expect: Expect, mutant: str | None, seed: int, symbolic: bool | None, inputs: Mapping[str, np.ndarray]
+    ) -> GraphContext:
+        """A context for a case of ``graph`` with input overrides ``inputs``:
+        carried from one kept when that was of the same graph object under
+        the same expectation, mutant and symbolic switch (without overrides,
+        from the last one without them), else a new one."""
+        for last in ((self._plain,) if not inputs else ()) + (self._last,):
+            if last is not None and last.graph is graph and last.expect == expect and last.mutant == mutant and last.symbolic == symbolic:
+                return last.carried(seed, inputs)
+        return GraphContext(graph, expect, mutant, seed, inputs, symbolic=symbolic)
 
     def keep(self, ctx: GraphContext) -> None:
         """Keep ``ctx``, whose chain ran to its end and found nothing, if it is of the campaign's graph."""
         if ctx.graph is self.graph:
             self._last = ctx
+            if not ctx.inputs:
+                self._plain = ctx
 
 
 @dataclass

@@ -21,7 +21,10 @@ class OracleStage:
     """``fatal``: a finding ends the chain for the graph (per graph) or for the
     schedule (per schedule: its other pipelines and later stages are
     skipped). ``on_reject``: the stage also runs on a case expected to be
-    rejected; every other stage runs only on cases expected to pass."""
+    rejected; every other stage runs only on cases expected to pass.
+    ``reads_inputs``: a per-graph stage whose verdict depends on the case's
+    input values, not on its graph alone (a case of the same graph with other
+    inputs runs it again: ``GraphContext.carried``)."""
 
     name: Stage
     invariants: tuple[str, ...]
@@ -29,3 +32,4 @@ class OracleStage:
     per_schedule: bool = False
     fatal: bool = True
     on_reject: bool = False
+    reads_inputs: bool = False

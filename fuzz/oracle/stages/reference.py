@@ -20,4 +20,4 @@ def check(ctx: GraphContext) -> Finding | None:
     return None
 
 
-STAGE = OracleStage(Stage.REFERENCE, (), check)
+STAGE = OracleStage(Stage.REFERENCE, (), check, reads_inputs=True)

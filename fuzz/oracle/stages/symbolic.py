@@ -47,22 +47,22 @@ def check(ctx: RunContext) -> Finding | None:
     g = ctx.case
     if ctx.compiled is None or ctx.got is None or not g.symbolic_enabled:
         return None  # nothing ran, or the stage is off for this graph
-    seen = g.symbolic_seen
-    before = len(seen)
-    seen.add(ctx.key if ctx.key is not None else canonical_key(ctx.compiled.program))  # equal keys: equal canonical text
-    if len(seen) == before:
-        return None  # this program was validated already (a finding ends the chain)
+    key = ctx.key if ctx.key is not None else canonical_key(ctx.compiled.program)  # equal keys: equal canonical text
+    if key in g.symbolic_seen:
+        return None  # this program was validated already, with no counterexample
     try:
         reference = g.symbolic_reference  # outside the mutant: the oracle
         with activate(g.mutant):
             v = validate_compiled(g.graph, ctx.compiled, runs=2, timeout=TIMEOUT, reference=reference)
     except UsageError as e:  # the term bound (DESIGN §12): too large to validate, not a finding
+        g.symbolic_seen.add(key)
         g.symbolic_inconclusive.append(Unsettled(ctx.pipeline, ctx.choice, ctx.order, str(e)))
         return None
     if v.verdict is Verdict.INCONCLUSIVE:
         first = v.differences[0] if v.differences else None
         g.symbolic_inconclusive.append(Unsettled(ctx.pipeline, ctx.choice, ctx.order, v.detail, first))
     if v.verdict is not Verdict.COUNTEREXAMPLE:
+        g.symbolic_seen.add(key)
         return None
     storage = _first_storage(v.differences)
     where = locate_writers(g.graph, storage) if storage else Location()

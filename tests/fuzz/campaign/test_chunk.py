@@ -108,8 +108,9 @@ def test_a_case_records_the_pipeline_its_finding_was_made_under(mutant, pipeline
 
 
 def test_a_graph_campaign_carries_each_case_of_its_graph_object_to_the_next(monkeypatch):
-    """``--graph``: the cases that are the graph itself (not a copy with other
-    input seeds) prepare and run it once between them."""
+    """``--graph``: every case prepares nothing again (a copy with other seeds
+    is checked as the graph with those values as inputs); the reference runs
+    once for the cases that are the graph itself, once for each other case."""
     from pathlib import Path
 
     import fuzz.oracle.context as context
@@ -118,9 +119,12 @@ def test_a_graph_campaign_carries_each_case_of_its_graph_object_to_the_next(monk
     graph = load_graph(Path(__file__).resolve().parents[3] / "examples" / "read_then_save.json")
     config = CampaignConfig(budget=None, max_cases=30, out=None, graph=graph, graph_file="g.json", invalid_share=0.0)
     prepared: list = []
-    real = context.prepare
+    references: list = []
+    real, real_reference = context.prepare, context.reference_runs
     monkeypatch.setattr(context, "prepare", lambda g: prepared.append(g) or real(g))
+    monkeypatch.setattr(context, "reference_runs", lambda g, inputs: references.append(inputs) or real_reference(g, inputs))
     result = run_chunk(Chunk(0, chunk_seed(2, 0), 30, config))
     itself = sum(random_case(config, chunk_seed(2, 0), k)[0][0] is graph for k in range(30))
-    assert result.cases == 30 and not result.found and itself >= 5
-    assert sum(g is graph for g in prepared) == 1 and len(prepared) == 30 - itself + 1
+    assert result.cases == 30 and not result.found and 5 <= itself <= 25
+    assert prepared == [graph]
+    assert len(references) == 30 - itself + 1 and sum(not inputs for inputs in references) == 1

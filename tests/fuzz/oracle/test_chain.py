@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fuzz.oracle.context as context
@@ -407,9 +408,30 @@ def test_a_carried_context_keeps_knowledge_and_drops_the_case_s_record():
     topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
     assert list(iter_findings(ctx, [topo], ["O0", "O2"])) == []
     new = ctx.carried(7)
-    assert (new.seed, new.settled, new.schedules, new.seconds, new.scheduler_orders) == (7, True, 0, {}, {})
+    assert {s.name for s in ctx.settled} == {Stage.VERIFY, Stage.REFERENCE, Stage.PROOF} and new.settled == ctx.settled
+    assert (new.seed, new.schedules, new.seconds, new.scheduler_orders) == (7, 0, {}, {})
     assert new.orders_checked == ctx.orders_checked and new.orders_checked is not ctx.orders_checked
     assert new._passed == ctx._passed and new._passed is not ctx._passed
     assert new.reference is ctx.reference and new.compiler_prepared() is ctx.compiler_prepared()
     new.orders_checked.add(("x",))
     assert ("x",) not in ctx.orders_checked  # the earlier case's context is not changed by the later
+    # other input values: what is known of the graph is kept, what is known of its runs is not
+    values = {"A": np.arange(4, dtype=np.float32)}
+    other = ctx.carried(8, values)
+    assert {s.name for s in other.settled} == {Stage.VERIFY, Stage.PROOF} and other.inputs is values
+    assert other.orders_checked == set() and other._passed == {} and other._passed_keys == set()
+    assert other.compiler_prepared() is ctx.compiler_prepared() and other.symbolic_seen == ctx.symbolic_seen
+    assert other.reference[0]["out"].tobytes() != ctx.reference[0]["out"].tobytes()
+    assert other.reference[0]["out"].tobytes() == GraphContext(ctx.graph, inputs=values).reference[0]["out"].tobytes()
+
+
+def test_a_carried_context_s_tables_start_afresh_past_their_bound(monkeypatch):
+    ctx = GraphContext(load_graph(READ_THEN_SAVE))
+    topo = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    assert list(iter_findings(ctx, [topo], ["O0", "O2"])) == []
+    assert ctx.carried(1).orders_checked == ctx.orders_checked != set()
+    monkeypatch.setattr(context, "CARRIED_ENTRIES", ctx._entries() - 1)
+    new = ctx.carried(1)
+    assert new.orders_checked == set() and new._passed == {} and new.symbolic_seen == set() and new._illegal == {}
+    assert new.settled == ctx.settled and new.compiler_prepared() is ctx.compiler_prepared()  # what the graph alone gives
+    assert ctx.symbolic_seen != set()  # the earlier context keeps its own
