@@ -9,6 +9,8 @@ import pytest
 
 from specs import OpKind
 
+from refcompiler.errors import UsageError
+
 from fuzz.campaign import chunk as chunk_module
 from fuzz.campaign.cases import chunk_seed, random_case
 from fuzz.campaign.chunk import Chunk, _ChunkRun, run_chunk
@@ -105,3 +107,13 @@ def test_a_case_records_the_pipeline_its_finding_was_made_under(mutant, pipeline
         compile_graph(case.graph, pipeline=case.pipeline, schedule=case.schedule,
                       scheduler=case.scheduler or "topo", seed=case.scheduler_seed or 0)
     assert str(case.finding.signature).startswith(caught.value.invariant)
+
+
+@pytest.mark.parametrize("limit", ["REFC_MAX_BYTES", "REFC_MAX_ELEMENTS"])
+def test_a_generated_graph_beyond_a_limit_the_user_set_is_bad_usage_not_a_finding(monkeypatch, limit):
+    """Limits set below what the generator draws (REFC_MAX_BYTES=100): the chunk
+    found 'crash at verify: refc raised LimitExceeded' and stored it as a finding."""
+    monkeypatch.setenv(limit, "5")
+    config = CampaignConfig(budget=None, max_cases=5, out=None)
+    with pytest.raises(UsageError, match=f"a generated graph is beyond a resource limit: .*{limit}.*--max-nodes, --max-dim"):
+        run_chunk(Chunk(0, chunk_seed(4, 0), 5, config))
