@@ -41,6 +41,7 @@ __all__ = [
     "format_case_doc",
     "write_text_atomic",
     "case_files",
+    "not_a_case_file",
     "is_campaign_dir",
     "replay",
 ]
@@ -93,6 +94,18 @@ def case_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         else:
             raise MalformedInput(_missing(p), path=str(p))
     return out
+
+
+def not_a_case_file(path: Path) -> str | None:
+    """Why ``path``, met among the cases of a directory (not named by the
+    user), is not read, or ``None`` when it is a regular file: a pipe would be
+    waited for and a device read for ever. ``refc replay`` and the pytest
+    plugin call such a case malformed."""
+    if path.is_file():
+        return None
+    if path.is_symlink() and not path.exists():
+        return "a link to nothing (or a loop of links), among the cases"
+    return "not a regular file (a pipe, a device, or a link to one, among the cases)"
 
 
 def _missing(p: Path) -> str:

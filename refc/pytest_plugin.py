@@ -18,6 +18,7 @@ without ``--refc-corpus`` it adds nothing to a run.
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,7 +27,7 @@ import pytest
 
 import refc.profiles  # noqa: F401  (registers the profiles)
 
-__all__ = ["CorpusFile", "CorpusCase"]
+__all__ = ["CorpusDir", "CorpusFile", "CorpusCase"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,22 +62,65 @@ def pytest_configure(config: pytest.Config) -> None:
 _CASES = pytest.StashKey[frozenset[Path]]()
 
 
+def _resolved(path: Path) -> Path:
+    """``path`` with its links followed as far as they go: a loop of links or a
+    link to nothing is a case ``refc replay`` calls malformed, not an error of
+    the collection (``Path.resolve`` raises on a loop)."""
+    return Path(os.path.realpath(path))
+
+
 def _case_paths(config: pytest.Config) -> frozenset[Path]:
     """The case files under the roots, as ``refc replay`` lists them (``fuzz.corpus.case_files``), resolved."""
     if _CASES not in config.stash:
         from fuzz.corpus import case_files
 
-        config.stash[_CASES] = frozenset(p.resolve() for p in case_files(_roots(config)))
+        config.stash[_CASES] = frozenset(map(_resolved, case_files(_roots(config))))
     return config.stash[_CASES]
 
 
+def _under_roots(path: Path, config: pytest.Config) -> bool:
+    resolved = _resolved(path)
+    return any(resolved == root or resolved.is_relative_to(root) for root in _roots(config))
+
+
+def _is_case(path: Path, config: pytest.Config) -> bool:
+    return _under_roots(path, config) and _resolved(path) in _case_paths(config)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix != ".json":
-        return None
-    resolved = file_path.resolve()
-    if any(resolved == root or resolved.is_relative_to(root) for root in _roots(parent.config)) and resolved in _case_paths(parent.config):
+    if file_path.suffix == ".json" and _is_case(file_path, parent.config):
         return CorpusFile.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A directory holding a case file that is no regular file (a pipe, a device,
+    a link to nothing): pytest would leave it out, and the run pass where
+    ``refc replay`` calls it malformed. ``None`` leaves the rest to pytest."""
+    if (path / "__init__.py").exists() or not _unread_cases(path, parent.config):
+        return None
+    return CorpusDir.from_parent(parent, path=path)
+
+
+def _unread_cases(directory: Path, config: pytest.Config) -> list[Path]:
+    from fuzz.corpus import not_a_case_file
+
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return []
+    # a link to a device resolves outside the roots: the directory, not the link, is under one
+    return [p for p in entries if p.suffix == ".json" and not p.is_dir() and not_a_case_file(p) is not None
+            and _under_roots(directory, config) and _resolved(p) in _case_paths(config)]
+
+
+class CorpusDir(pytest.Dir):
+    """A directory as pytest collects it, and its case files that are no regular file."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        yield from super().collect()
+        for path in _unread_cases(self.path, self.config):
+            yield CorpusFile.from_parent(self, path=path)
 
 
 class CorpusFile(pytest.File):
@@ -92,11 +136,14 @@ class CorpusCase(pytest.Item):
     plugins: tuple[str, ...] = ()  # the modules of a user's code the case names (known once it is loaded)
 
     def runtest(self) -> None:
-        from fuzz.corpus import load_case
+        from fuzz.corpus import load_case, not_a_case_file
         from fuzz.replay import Verdict, judge, plugin_modules
         from refcompiler.errors import RefCompilerError
 
         mutant = self.config.getoption("refc_mutant")
+        unread = not_a_case_file(self.path)  # met in a directory: not waited for, nor read for ever
+        if unread is not None:
+            raise CaseFailure(f"{Verdict.MALFORMED.value}: {unread}")
         try:
             case = load_case(self.path)
             self.plugins = plugin_modules(case)

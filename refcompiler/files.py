@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 from refcompiler import limits
 from refcompiler.errors import MalformedInput
 
-__all__ = ["read_json", "read_bounded", "FIFO_SECONDS", "write_atomic", "write_json_atomic", "check_writable_dir", "check_writable_file", "locked_dir"]
+__all__ = ["read_json", "read_bounded", "FIFO_SECONDS", "write_atomic", "json_bytes", "write_json_atomic", "check_writable_dir", "check_writable_file", "locked_dir"]
 
 
 FIFO_SECONDS = 30.0  # the longest refc waits for a writer to a named pipe it reads
@@ -266,7 +266,12 @@ def _umask() -> int:
     return mask
 
 
+def json_bytes(doc: Any) -> bytes:
+    """``doc`` as the JSON text refc writes (UTF-8)."""
+    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+
+
 def write_json_atomic(path: str | os.PathLike[str], doc: Any, *, root: str | os.PathLike[str] | None = None) -> None:
     """Write ``doc`` as JSON through ``write_atomic``."""
-    text = json.dumps(doc, indent=1) + "\n"
-    write_atomic(path, lambda f: f.write(text.encode("utf-8")), root=root)
+    data = json_bytes(doc)
+    write_atomic(path, lambda f: f.write(data), root=root)

@@ -23,7 +23,7 @@ from specs import AttrKind, Dtype, OpKind
 
 from refcompiler import limits
 from refcompiler.errors import MalformedInput
-from refcompiler.files import read_json, write_atomic, write_json_atomic
+from refcompiler.files import json_bytes, read_json, write_atomic, write_json_atomic
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 from refcompiler.graph_schema import check_structure, json_type
 from refcompiler.limits import key_step, shown
@@ -253,4 +253,10 @@ def _thaw(v: object) -> object:
 
 
 def dump_graph(graph: Graph, path: str | os.PathLike[str]) -> None:
-    write_json_atomic(path, graph_to_doc(graph))
+    """Write ``graph``'s document atomically; ``LimitExceeded``, and nothing
+    written, when it is more than refc reads (``REFC_MAX_FILE_BYTES``): an
+    imported model's initializers, written out as JSON numbers, take several
+    times the bytes they took in the model."""
+    data = json_bytes(graph_to_doc(graph))
+    limits.check("file_bytes", len(data), "the graph file to write (refc would not read it back)", path=str(path))
+    write_atomic(path, lambda f: f.write(data))

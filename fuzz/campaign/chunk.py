@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from refcompiler.collector import fewer_collections
-from refcompiler.errors import InternalError, UsageError
+from refcompiler.errors import InternalError, LimitExceeded, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
 
@@ -289,6 +289,9 @@ class _ChunkRun:
                 self.generate()
         except (UsageError, InternalError):
             raise
+        except LimitExceeded as e:  # the limits a user set (REFC_MAX_*) are below what the generator draws
+            raise UsageError(f"a generated graph is beyond a resource limit: {e}; raise that limit, "
+                             "or draw smaller graphs (--max-nodes, --max-dim)") from None
         except Exception as e:  # the oracle turns what a compiler raises into findings: this is refc's own
             raise InternalError(f"chunk {self.task.index} (seed {self.task.seed}) failed outside the oracle, "
                                 f"a bug in refc's case generator or oracle: {type(e).__name__}: {e}") from e

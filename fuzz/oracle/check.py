@@ -46,7 +46,9 @@ def check(
     ``UsageError`` for a ``pipeline``, ``scheduler`` or ``mutant`` that names
     nothing (an unknown pass, a module that does not import): the caller's
     mistake, not a finding about the compiler. They are resolved outside
-    ``mutant``, so a mutant's own errors while compiling stay findings."""
+    ``mutant``, so a mutant's own errors while compiling stay findings.
+    ``LimitExceeded`` for a graph beyond the resource limits (``REFC_MAX_*``),
+    as loading it from a file would say."""
     resolve_pipeline(pipeline)
     if mutant is not None:
         get_mutant(mutant)

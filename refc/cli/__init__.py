@@ -100,11 +100,15 @@ def _closed_streams_discard() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from refcompiler.mutants import activate
-
     _closed_streams_discard()
     _stdout_keeps_file_names()
-    args = build_parser().parse_args(argv)
+    try:  # building the parsers imports every command's module: Ctrl-C lands here in the first moments
+        from refcompiler.mutants import activate
+
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("refc: interrupted", file=sys.stderr)
+        return 130
     try:
         with activate(getattr(args, "mutant", None)):
             return int(args.func(args))

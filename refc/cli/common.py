@@ -7,7 +7,7 @@ import contextlib
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.files import check_writable_dir, check_writable_file, locked_dir
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from refcompiler.proofs import Verdict
 
 __all__ = ["BUILT_IN_SCHEDULERS", "derived_out", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
-           "out_dir", "out_file", "locked_out", "cores", "worker_count", "verdict_exit"]
+           "out_dir", "out_file", "not_an_input", "locked_out", "cores", "worker_count", "verdict_exit"]
 
 
 # The names of ``refcompiler.schedulers.SCHEDULERS`` (tests/cli/test_startup.py keeps
@@ -169,12 +169,30 @@ def out_dir(path: str) -> None:
         raise UsageError(f"--out {path}: cannot write there: {e.strerror or e}") from None
 
 
-def out_file(path: str) -> None:
-    """``--out FILE``, checked before any work (see ``out_dir``); ``/dev/null`` is fine."""
+def out_file(path: str, *, reads: Iterable[str] = ()) -> None:
+    """``--out FILE`` or ``-o FILE``, checked before any work (see ``out_dir``;
+    ``/dev/null`` is fine), and never one of the files ``reads`` (the command's
+    inputs: see ``not_an_input``)."""
     try:
         check_writable_file(path)
     except OSError as e:
         raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    for source in reads:
+        not_an_input(path, source, "give another file")
+
+
+def not_an_input(path: str, source: str, hint: str) -> None:
+    """Raise ``UsageError`` when the file a command is to write, ``path``, is
+    the file ``source`` it reads, by any name or link: the output would replace
+    the input (``refc show g.json --format dot -o g.json`` left a picture
+    where the graph was). A device or pipe (``/dev/null``) is written into, not
+    replaced, so it may be both."""
+    try:
+        same = os.path.isfile(path) and os.path.samefile(path, source)
+    except OSError:  # the output does not exist yet (or the input is gone: reading it says so)
+        same = False
+    if same:
+        raise UsageError(f"{path}: the output would overwrite the input {source}; {hint}")
 
 
 def derived_out(source: str, out: str | None, suffix: str) -> str:
@@ -183,13 +201,7 @@ def derived_out(source: str, out: str | None, suffix: str) -> str:
     name or link (a model named ``m.json`` imported, a graph named ``g.onnx``
     exported: the default would overwrite the input)."""
     path = out or str(Path(source).with_suffix(suffix))
-    try:
-        same = os.path.samefile(path, source)
-    except OSError:  # the output does not exist yet (or the input is gone: reading it says so)
-        same = False
-    if same:
-        hint = "give -o another file" if out is None else "-o names the input"
-        raise UsageError(f"{path}: the output would overwrite the input {source}; {hint}")
+    not_an_input(path, source, "give -o another file" if out is None else "-o names the input")
     return path
 
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from refc.cli.common import add_compile_arguments, add_graph_argument, add_mutant_argument, in_file
 from refc.cli.settings import compile_from_args, load_with_settings, note_recorded
-from refc.cli.picture import add_picture_arguments, emit, emit_dot, picture_format
+from refc.cli.picture import add_picture_arguments, check_output, emit, emit_dot, picture_format
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.pictures.render import PictureFormat
 
@@ -62,6 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from refcompiler.ir import Program
 
+    check_output(args)
     graph, settings = load_with_settings(args)
     settings.check()
     note_recorded(args, settings)

@@ -139,11 +139,13 @@ def _write(summary: "Summary", out: Path) -> None:
         raise UsageError(f"cannot write {e.filename or out}: {e.strerror or e}") from None
 
 
-def prepare_out(out: Path, clean: bool) -> None:
+def prepare_out(out: Path, clean: bool, graph: str | None = None) -> None:
     """Check ``out`` before any work: a directory that can be written. An
     earlier campaign's outputs there are moved into ``out/earlier-<UTC time>/``
     (``clean``: removed), so that the new run's files are never mixed with
-    them. ``UsageError`` (exit 2, one line) otherwise."""
+    them; never the ``--graph`` file the campaign reads (a case of an earlier
+    campaign fuzzed again into the same directory). ``UsageError`` (exit 2,
+    one line) otherwise."""
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a directory")
     try:
@@ -156,6 +158,10 @@ def prepare_out(out: Path, clean: bool) -> None:
     earlier = [name for name in _OUTPUTS if (out / name).exists() or (out / name).is_symlink()]
     if not earlier:
         return
+    held = next((name for name in earlier if graph is not None and _within(Path(graph), out / name)), None)
+    if held is not None:
+        fate = "remove (--clean)" if clean else "move aside"
+        raise UsageError(f"--graph {graph}: is in {out / held}, an earlier campaign's output this one would {fate}; copy it out of {out} first")
     if clean:
         for name in earlier:
             path = out / name
@@ -174,6 +180,12 @@ def prepare_out(out: Path, clean: bool) -> None:
     except OSError as e:
         raise UsageError(f"--out {out}: cannot move the earlier campaign's outputs aside ({e.strerror or e})") from None
     print(f"refc fuzz: moved the earlier campaign's outputs in {out} to {archive}", file=sys.stderr)
+
+
+def _within(path: Path, place: Path) -> bool:
+    """Whether ``path`` is the file ``place`` or lies under the directory ``place``, links followed."""
+    resolved, where = Path(os.path.realpath(path)), Path(os.path.realpath(place))
+    return resolved == where or resolved.is_relative_to(where)
 
 
 def _intro(config: "CampaignConfig") -> str:
@@ -291,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"refc fuzz: {_intro(config)}", file=sys.stderr, flush=True)
         progress = RichProgress(sys.stderr) if sys.stderr.isatty() else PlainProgress(sys.stderr)
         with locked_out(args.out):
-            prepare_out(out, args.clean)
+            prepare_out(out, args.clean, args.graph)
             summary = run_campaign(config, executor=executor, progress=progress, on_change=lambda s: _write(s, out))
     with _unbroken(summary.interrupted is not None):
         return _report(summary, config, out, args.target)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from refc.cli.common import file_path
+from refc.cli.common import file_path, out_file
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import write_atomic
 from refcompiler.pictures.render import PictureFormat, render
@@ -18,7 +18,7 @@ from refcompiler.pictures.render import PictureFormat, render
 if TYPE_CHECKING:
     from refcompiler.graph import Graph
 
-__all__ = ["TEXT", "add_picture_arguments", "picture_format", "emit", "emit_dot", "write_output", "case_schedule", "case_order", "case_notes", "drawing"]
+__all__ = ["TEXT", "add_picture_arguments", "check_output", "picture_format", "emit", "emit_dot", "write_output", "case_schedule", "case_order", "case_notes", "drawing"]
 
 TEXT = "text"
 
@@ -32,6 +32,13 @@ def add_picture_arguments(parser: argparse.ArgumentParser, *, text_help: str) ->
         help=f"text (default): {text_help}; dot: Graphviz DOT; svg, png: a picture (needs Graphviz's dot program)",
     )
     parser.add_argument("-o", "--output", type=file_path, metavar="FILE", default=None, help="write to FILE instead of stdout")
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Before any work: ``-o FILE`` can be written and is not the graph file the
+    command draws (``common.out_file``)."""
+    if args.output is not None:
+        out_file(args.output, reads=[args.graph])
 
 
 def picture_format(args: argparse.Namespace) -> PictureFormat | None:

@@ -35,7 +35,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from refc.cli.common import add_graph_argument, add_mutant_argument, load, plural, positive_seconds, verdict_exit
-from refc.cli.picture import add_picture_arguments, emit_dot, picture_format
+from refc.cli.picture import add_picture_arguments, check_output, emit_dot, picture_format
 from refcompiler.errors import InternalError, InvariantViolation, RefCompilerError, UsageError
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--json and --format are exclusive: one prints the verdict as JSON, the other draws it")
     if args.output is not None and picture_format(args) is None:
         raise UsageError("-o writes a picture: give --format dot, svg or png (the text goes to stdout)")
+    check_output(args)
     graph = load(args)
     if not args.no_verify:
         found = violations(graph)

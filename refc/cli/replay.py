@@ -61,15 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _not_a_file(path: Path) -> str:
-    """Why ``path``, met among the cases of a directory, is not read."""
-    if path.is_symlink() and not path.exists():
-        return "a link to nothing (or a loop of links), among the cases"
-    return "not a regular file (a pipe, a device, or a link to one, among the cases)"
-
-
 def run(args: argparse.Namespace) -> int:
-    from fuzz.corpus import case_files, is_campaign_dir
+    from fuzz.corpus import case_files, is_campaign_dir, not_a_case_file
     from fuzz.replay import Verdict, exit_code
     from refcompiler.limits import printable
     from refcompiler.mutants import get as get_mutant
@@ -83,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
     named = {Path(p) for p in args.paths}
     counts: Counter[Verdict] = Counter()
     for path in files:
-        if path not in named and not path.is_file():  # met in a directory: not waited for, nor read for ever
-            verdict, detail = Verdict.MALFORMED, _not_a_file(path)
+        unread = None if path in named else not_a_case_file(path)  # met in a directory: not waited for, nor read for ever
+        if unread is not None:
+            verdict, detail = Verdict.MALFORMED, unread
         else:
             verdict, detail = _one(path, args, allowed)
         counts[verdict] += 1

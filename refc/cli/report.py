@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import file_path
+from refc.cli.common import file_path, out_file
 from refc.cli.picture import allow_flags, drawing
 from refcompiler.errors import MalformedInput, RefCompilerError, UsageError
 from refcompiler.files import read_json, write_atomic
@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out_dir)
     summary = read_summary(out)
     entries = summary.get("signatures", [])  # a list of objects (``read_summary``)
+    if args.output is not None:  # before any work: the page replaces none of the files it is made of
+        cases = (_case_path(out, e) for e in entries[:MAX_FINDINGS])
+        out_file(args.output, reads=[str(out / "summary.json"), *(str(c) for c in cases if c is not None)])
     notes = [] if have_dot() else [f"no pictures: Graphviz's dot program is not installed ({INSTALL_HINT})"]
     if len(entries) > MAX_FINDINGS:
         notes.append(f"showing the first {MAX_FINDINGS} of {len(entries)} findings")

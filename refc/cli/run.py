@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from refcompiler.verifier import violations
 
     if args.out is not None and args.out != "-":
-        out_file(args.out)
+        out_file(args.out, reads=[args.graph])  # not --inputs: values carried on to the next run replace it (the file is read first)
     graph, settings = load_with_settings(args)
     if args.config is not None and args.reference:
         raise UsageError(f"--config {args.config!r} chooses a configuration of an external compiler; --reference runs none")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from refc.cli.common import add_graph_argument, load
-from refc.cli.picture import add_picture_arguments, drawing, emit, emit_dot, picture_format
+from refc.cli.picture import add_picture_arguments, check_output, drawing, emit, emit_dot, picture_format
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from refcompiler.printer import graph_text
 
+    check_output(args)
     graph = load(args)
     if picture_format(args) is None:
         emit(args, graph_text(graph))

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         raise UsageError("--out -: validate writes its counterexample as a case file; name one")
     if args.out is not None:
-        out_file(args.out)  # before any work: a proof may take long, and its counterexample must land
+        out_file(args.out, reads=[args.graph])  # before any work: a proof may take long, and its counterexample must land
     if args.all_schedules and args.order is not None:
         raise UsageError("--order and --all-schedules exclude each other")
     if args.all_schedules and (args.scheduler is not None or args.seed is not None):

@@ -268,3 +268,16 @@ def test_a_closed_stdout_is_not_an_internal_error():
     done = subprocess.run([sys.executable, "-m", "refc", "compile", str(SGD)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True, timeout=120, cwd=ROOT, preexec_fn=lambda: os.close(1))
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_ctrl_c_while_the_parsers_are_built_is_exit_130_without_a_traceback(capsys, monkeypatch):
+    """SIGINT in refc's first moments (its command modules being imported) gave a
+    KeyboardInterrupt traceback: the handler was around the command only."""
+    import refc.cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(refc.cli, "build_parser", interrupted)
+    assert refc.cli.main(["check", str(SGD)]) == 130
+    assert capsys.readouterr().err == "refc: interrupted\n"

@@ -93,3 +93,21 @@ def test_a_size_of_generated_graphs_with_a_given_graph_is_bad_usage(capsys, tmp_
     # it was accepted and ignored: every case is the given graph (and a default value, given, went unseen)
     code, out, err = refc(capsys, "fuzz", "--graph", EXAMPLES / "sgd_momentum.json", *option, "--max-cases", 2, "--out", tmp_path / "o")
     assert (code, out) == (2, "") and "--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph" in err
+
+
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_graph_among_the_earlier_outputs_is_neither_removed_nor_moved(capsys, tmp_path, clean):
+    """`refc fuzz --graph OUT/cases/c.json --out OUT --clean` (a found case fuzzed
+    again) removed the very file it read; without --clean it was moved aside,
+    and the summary named a file that was gone."""
+    out = tmp_path / "out"
+    (out / "cases").mkdir(parents=True)
+    graph = out / "cases" / "c.json"
+    graph.write_text((EXAMPLES / "sgd_momentum.json").read_text())
+    (out / "summary.json").write_text('{"format": "refc-fuzz-summary/1"}')
+    code, _, err = refc(capsys, "fuzz", "--graph", graph, "--out", out, "--max-cases", "2", "--workers", "1", *(["--clean"] if clean else []))
+    assert code == 2 and f"--graph {graph}: is in {out / 'cases'}, an earlier campaign's output this one would" in err
+    assert graph.read_text() == (EXAMPLES / "sgd_momentum.json").read_text() and not list(out.glob("earlier-*"))
+    outside = tmp_path / "c.json"
+    outside.write_text(graph.read_text())
+    assert refc(capsys, "fuzz", "--graph", outside, "--out", out, "--max-cases", "2", "--workers", "1", "--clean")[0] == 0

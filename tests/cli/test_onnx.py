@@ -238,3 +238,17 @@ def test_an_output_that_is_the_input_by_a_link_is_refused_before_any_work(capsys
     (tmp_path / "same.onnx").hardlink_to(graph)
     one_line_refusal(capsys, "export", graph, "-o", tmp_path / "same.onnx", contains="-o names the input")
     assert graph.read_text() == (ROOT / "examples" / "read_then_save.json").read_text()
+
+
+def test_an_import_refc_could_not_read_back_is_refused_and_nothing_written(capsys, tmp_path, monkeypatch):
+    """A 400 kB model's 100,000 initializer values are 2.5 MB of JSON: under a 1 MB
+    REFC_MAX_FILE_BYTES the import wrote it, and refc check then refused the file."""
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal(100_000).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [100_000])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100_000])], [w])
+    model = tmp_path / "big.onnx"
+    model.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", str(1 << 20))
+    code, _, err = refc(capsys, "import", model, "-o", tmp_path / "big.json")
+    assert code == 2 and "(refc would not read it back)" in err and "REFC_MAX_FILE_BYTES" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "big.json").exists()

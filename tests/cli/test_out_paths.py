@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from refcompiler.files import locked_dir
 
@@ -74,3 +76,46 @@ def test_workers_are_capped_at_the_cores_unless_forced(capsys, tmp_path):
     assert code == 2 and f"only {cores()} cores are available (--force-workers" in err
     code, _, err = refc(capsys, "fuzz", "--max-cases", "1", "--workers", cores() + 1, "--force-workers", "--out", tmp_path / "o")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["show", "{g}", "--format", "dot", "-o", "{o}"],
+    ["show", "{g}", "-o", "{o}"],
+    ["compile", "{g}", "--format", "dot", "-o", "{o}"],
+    ["prove", "{g}", "--format", "dot", "-o", "{o}"],
+    ["run", "{g}", "--out", "{o}"],
+    ["validate", "{g}", "--out", "{o}"],
+])
+@pytest.mark.parametrize("link", [False, True])
+def test_an_output_that_is_the_graph_read_is_refused_and_the_graph_kept(capsys, tmp_path, argv, link):
+    graph = tmp_path / "g.json"
+    graph.write_text(SGD.read_text())
+    out = graph
+    if link:
+        out = tmp_path / "same.dot"
+        out.symlink_to(graph)
+    code, _, err = refc(capsys, *(a.format(g=graph, o=out) for a in argv))
+    assert code == 2 and f"{out}: the output would overwrite the input {graph}" in err and len(err.strip().splitlines()) == 1
+    assert graph.read_text() == SGD.read_text()
+
+
+def test_run_may_write_its_values_over_the_inputs_it_read(capsys, tmp_path):
+    """The values at exit are the next run's inputs: the archive is read whole before it is replaced."""
+    state = tmp_path / "state.npz"
+    assert refc(capsys, "run", SGD, "--out", state)[0] == 0
+    first = dict(np.load(state))
+    assert refc(capsys, "run", SGD, "--inputs", state, "--out", state)[0] == 0
+    assert not all(np.array_equal(first[k], v) for k, v in np.load(state).items())
+
+
+def test_report_o_never_overwrites_the_summary_or_a_case_it_reads(capsys, tmp_path):
+    camp = tmp_path / "camp"
+    assert refc(capsys, "fuzz", "--max-cases", "20", "--workers", "1", "--mutant", "share-any-input", "--out", camp)[0] == 1
+    summary = (camp / "summary.json").read_text()
+    case = camp / json.loads(summary)["signatures"][0]["case"]
+    text = case.read_text()
+    for target in (camp / "summary.json", case):
+        code, _, err = refc(capsys, "report", camp, "-o", target)
+        assert code == 2 and "the output would overwrite the input" in err
+    assert (camp / "summary.json").read_text() == summary and case.read_text() == text
+    assert refc(capsys, "report", camp, "-o", tmp_path / "page.html")[0] == 0

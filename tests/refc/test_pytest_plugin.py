@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -86,3 +87,23 @@ def test_an_unknown_mutant_is_a_usage_error_not_a_pass(tmp_path):
     shutil.copy(ROOT / "corpus" / "mutant.inplace-stencil.json", tmp_path / "corpus")
     done = user_pytest(tmp_path, "--refc-corpus", "corpus", "--refc-mutant", "inplace-stensil")
     assert done.returncode == 4 and "--refc-mutant: unknown mutant 'inplace-stensil'" in done.stdout + done.stderr, done.stdout[-3000:]
+
+
+def test_a_case_file_that_is_no_regular_file_fails_as_refc_replay_says(tmp_path):
+    """A link to nothing, a loop of links, a pipe and a link to a device among the
+    cases are malformed for `refc replay DIR`; the plugin left them out (pytest
+    collects regular files only: the run passed) or, for the loop, ended the
+    collection with a RuntimeError from Path.resolve."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    shutil.copy(ROOT / "corpus" / "example.read_then_save.json", corpus)
+    (corpus / "dangling.json").symlink_to(tmp_path / "moved.json")
+    (corpus / "loop.json").symlink_to(corpus / "loop.json")
+    os.mkfifo(corpus / "pipe.json")
+    (corpus / "zero.json").symlink_to("/dev/zero")
+    done = user_pytest(tmp_path, "--refc-corpus", "corpus")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert re.findall(r"^PASSED (\S+)", done.stdout, re.M) == ["corpus/example.read_then_save.json::example.read_then_save"], done.stdout[-3000:]
+    failed = sorted(re.findall(r"^FAILED corpus/(\w+)\.json", done.stdout, re.M))
+    assert failed == ["dangling", "loop", "pipe", "zero"], done.stdout[-3000:]
+    assert done.stdout.count(": malformed: ") >= 4

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from specs import Dtype, OpKind
 
-from refcompiler.errors import InvariantViolation, MalformedInput
+from refcompiler.errors import InvariantViolation, LimitExceeded, MalformedInput
 from refcompiler.files import MAX_NESTING
 from refcompiler.verifier import verify
 from refcompiler.graph import Init, StorageKind, initial_value
@@ -285,3 +285,17 @@ def test_round_trip_property_catches_a_lossy_dump():
     assert lossy != doc
     assert graph_from_doc(lossy) != graph
     assert graph.storage[0].init == Init(seed=3, low=-2, high=9)
+
+
+def test_a_graph_file_refc_would_not_read_back_is_not_written(tmp_path, monkeypatch):
+    """dump_graph wrote any size; refc import of a model whose initializers, as JSON
+    numbers, passed REFC_MAX_FILE_BYTES wrote a graph file refc check then refused."""
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    size = len((json.dumps(graph_to_doc(graph), indent=1) + "\n").encode())
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", str(size - 1))
+    with pytest.raises(LimitExceeded, match=f"needs {size} bytes .* more than the limit {size - 1} \\(REFC_MAX_FILE_BYTES\\)"):
+        dump_graph(graph, tmp_path / "g.json")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("REFC_MAX_FILE_BYTES", str(size))
+    dump_graph(graph, tmp_path / "g.json")
+    assert load_graph(tmp_path / "g.json") == graph

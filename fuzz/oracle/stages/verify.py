@@ -4,6 +4,7 @@ id (G-1, OWN-1..4)."""
 
 from __future__ import annotations
 
+from refcompiler.errors import LimitExceeded
 from refcompiler.graph import Graph
 from refcompiler.mutants import activate
 from refcompiler.verifier import violations
@@ -52,6 +53,8 @@ def _rejected(graph: Graph, invariant: str, found: list) -> Finding | None:
 def check(ctx: GraphContext) -> Finding | None:
     try:
         found = ctx.violations
+    except LimitExceeded:  # a graph beyond the resource limits is no case to check, not a fault of the verifier
+        raise
     except Exception as e:  # a crash in the verifier is a finding, not an abort (on an invalid graph too)
         return crash(Stage.VERIFY, e)
     if ctx.expect.kind is ExpectKind.REJECT:

@@ -9,6 +9,8 @@ import pytest
 
 from specs import OpKind
 
+from refcompiler.errors import UsageError
+
 from fuzz.campaign import chunk as chunk_module
 from fuzz.campaign.cases import chunk_seed, random_case
 from fuzz.campaign.chunk import Chunk, _ChunkRun, run_chunk
@@ -128,3 +130,13 @@ def test_a_graph_campaign_carries_each_case_of_its_graph_object_to_the_next(monk
     assert result.cases == 30 and not result.found and 5 <= itself <= 25
     assert prepared == [graph]
     assert len(references) == 30 - itself + 1 and sum(not inputs for inputs in references) == 1
+
+
+@pytest.mark.parametrize("limit", ["REFC_MAX_BYTES", "REFC_MAX_ELEMENTS"])
+def test_a_generated_graph_beyond_a_limit_the_user_set_is_bad_usage_not_a_finding(monkeypatch, limit):
+    """Limits set below what the generator draws (REFC_MAX_BYTES=100): the chunk
+    found 'crash at verify: refc raised LimitExceeded' and stored it as a finding."""
+    monkeypatch.setenv(limit, "5")
+    config = CampaignConfig(budget=None, max_cases=5, out=None)
+    with pytest.raises(UsageError, match=f"a generated graph is beyond a resource limit: .*{limit}.*--max-nodes, --max-dim"):
+        run_chunk(Chunk(0, chunk_seed(4, 0), 5, config))

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 import fuzz.oracle.context as context
 import fuzz.oracle.stages.compile_run as compile_run
-from refcompiler.errors import InvariantViolation
+from refcompiler.errors import InvariantViolation, LimitExceeded
 from refcompiler.graph import Init
 from refcompiler.graph_json import graph_from_doc, load_graph
 from refcompiler.driver import scheduled_graph
@@ -302,3 +302,12 @@ def test_a_difference_prints_values_without_numpy_reprs():
     nan_b.view(np.uint32)[0] += 1
     assert "np." not in first_difference(nan_a, nan_b) and "bits" in first_difference(nan_a, nan_b)
     assert first_difference(np.array([3], np.int32), np.array([4], np.int32)) == "at [0] got 3, want 4"
+
+
+def test_a_graph_beyond_the_resource_limits_is_refused_not_a_crash_finding(monkeypatch):
+    """The verifier's shape inference raising LimitExceeded was a 'crash at verify'
+    finding: a campaign under a lowered REFC_MAX_BYTES reported refc as broken."""
+    monkeypatch.setenv("REFC_MAX_BYTES", "100")
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    with pytest.raises(LimitExceeded, match="REFC_MAX_BYTES"):
+        check(graph)
