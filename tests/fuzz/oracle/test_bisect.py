@@ -83,3 +83,17 @@ def test_a_pass_that_compiles_otherwise_each_time_is_blamed_as_such(monkeypatch)
     f = check_case(graph, pipeline="unstable_pass:drop_every_other").finding
     assert f is not None and f.stage is Stage.DIFFERENTIAL and f.blame == "drop_every_other", f
     assert "pass drop_every_other compiles this order into another program from one run to the next" in f.explanation
+
+
+def test_a_pass_that_answers_otherwise_rarely_is_blamed_by_the_program_that_ran(monkeypatch):
+    # wrong on its first call only: the eight calls that look for a pass answering
+    # otherwise all give one program, but the program that ran wrong is not it
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "data" / "plugins"))
+    import rarely_unstable_pass
+
+    graph = load_case(ROOT / "corpus" / "example.sgd_momentum.json").graph
+    rarely_unstable_pass._calls[0] = 0
+    f = check_case(graph, pipeline="rarely_unstable_pass:drop_on_first_call").finding
+    assert f is not None and f.stage is Stage.DIFFERENTIAL and f.blame == "drop_on_first_call", f
+    assert "pass drop_on_first_call compiles this order into another program from one run to the next" in f.explanation
+    assert str(f.signature) == "SEM-1 at differential by drop_on_first_call"
