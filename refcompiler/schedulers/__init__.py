@@ -11,6 +11,7 @@ every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import dataclasses
 import pickle
@@ -107,6 +108,8 @@ def order_names(order: object, nodes: int | None = None) -> tuple[str, ...]:
     return millions). A few names too many are left to
     ``refcompiler.deps.check_schedule``, which names the ones repeated or
     unknown (here they were only counted: "lists 5 names; the graph has 4")."""
+    if isinstance(order, collections.abc.Iterator):  # its repr says only where it lives in memory, which no two runs share
+        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got a {type(order).__name__}, an iterator (return list(...) of it)")
     if not isinstance(order, (list, tuple)):
         raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {_shown(order)}")
     if nodes is not None and len(order) > 2 * nodes + NAMES_LISTED:
