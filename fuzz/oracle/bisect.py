@@ -10,8 +10,9 @@ whatever storage or stage showed it.
 When every prefix, the whole pipeline included, compiles the order into a
 program that runs right, the program that ran wrong was compiled otherwise:
 a user's pass that gives another program from one run to the next (it reads
-a clock, a random number, the order of a set) is blamed, the first whose
-prefix compiles to programs that print differently (``unstable_pass``)."""
+a clock, a random number, the order of a set) is blamed: the only user's pass
+of the pipeline, else the first whose prefix compiles to programs that print
+differently (``unstable_pass``)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ def first_wrong_pass(
     scheduler's order is the one it gave (``ctx.order``): it is not asked again."""
     g = ctx.case
     passes = resolve_pipeline(ctx.pipeline)
+    recompiled_right = False
     with activate(g.mutant):
         prepared = g.compiler_prepared()
 
@@ -77,16 +79,30 @@ def first_wrong_pass(
                 break
             if wrong(got):
                 return _wrong_from(passes[k - 1][0] if k else "")
+        else:
+            # the whole pipeline compiled the order into a program that ran right: not the one that ran wrong
+            recompiled_right = True
         if built_in(passes):
             return Blame()
-        name = unstable_pass(compiled_with, [n for n, _ in passes], [built_in([p]) for p in passes])
+        name = unstable_pass(compiled_with, [n for n, _ in passes], [built_in([p]) for p in passes], recompiled_right)
     return Blame(name, f"pass {name} compiles this order into another program from one run to the next") if name else Blame()
 
 
-def unstable_pass(compiled_with: Callable[[int], Compiled], names: Sequence[str], trusted: Sequence[bool]) -> str:
+def unstable_pass(
+    compiled_with: Callable[[int], Compiled], names: Sequence[str], trusted: Sequence[bool], recompiled_right: bool = False
+) -> str:
     """The first of the passes ``names`` (not ``trusted``: a user's) whose prefix
     of the pipeline, compiled ``TRIES`` times (``compiled_with(k)``: under the
-    first ``k`` passes), gives programs that print differently; ``""`` if none."""
+    first ``k`` passes), gives programs that print differently; ``""`` if none.
+
+    ``recompiled_right``: the whole pipeline, compiled again, gave a program
+    that ran right where the one compiled first ran wrong, so some user's pass
+    answered otherwise, though maybe on fewer than one call in ``TRIES`` (a pass
+    wrong on one call in ten looked stable four times in ten): then the only
+    user's pass, when there is one, is blamed without asking it again."""
+    untrusted = [name for name, known in zip(names, trusted, strict=True) if not known]
+    if recompiled_right and len(untrusted) == 1:
+        return untrusted[0]
     for k, name in enumerate(names, 1):
         if trusted[k - 1]:
             continue

@@ -67,10 +67,27 @@ def _int_binary_operands(b: Builder, spec: OpSpec) -> tuple[Value, Value]:
             lambda: ints(_broadcast_partner(b, first.type.shape)),
         )
     else:
-        other = b.of_type(first.type)
+        other = _other_of_type(b, first)
     if b.draws.boolean():
         first, other = other, first
     return first, other
+
+
+# Whether an int32 max reads a second value where it drew its first twice: three times in four, shrinking to no.
+_ANOTHER = (False, True, True, True)
+
+
+def _other_of_type(b: Builder, first: Value) -> Value:
+    """A value of ``first``'s type: as ``of_type`` picks it, but when that is
+    ``first`` itself, three times in four (shrinking to keeping it) a fresh
+    one in ``first``'s range (an id's max stays an id). ``max(x, x)``, which
+    was 7 int32 maxima in 10, is ``x`` whatever the values, so a pass wrong on
+    some int32 values (a clamp ``max(x, c)`` dropped as if ids were never
+    negative) went unseen in a 60 s campaign."""
+    other = b.of_type(first.type)
+    if other.ref == first.ref and first.type.shape and b.draws.choice(_ANOTHER):
+        return b.fresh(first.type, ints=first.ints)
+    return other
 
 
 def _build_binary(b: Builder, kind: OpKind) -> None:
@@ -127,12 +144,40 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
     b.add_node(kind, [a, other])
 
 
+# Whether a transpose keeps its input's type: one time in three, shrinking to no.
+_SAME_TYPE = (False, False, True)
+
+
 def _build_transpose(b: Builder, kind: OpKind) -> None:
+    if b.draws.choice(_SAME_TYPE):
+        _build_type_keeping_transpose(b, kind)
+        return
     x = b.any_value()
     attrs: dict[str, object] = {}
     if b.draws.boolean():
         attrs["perm"] = list(b.draws.permutation(range(x.rank)))
     b.add_node(kind, [x], attrs=attrs)
+
+
+def _build_type_keeping_transpose(b: Builder, kind: OpKind) -> None:
+    """A transpose whose result has its input's type (every cycle of its
+    permutation over axes of one size, at least 2 where the cycle moves
+    elements): only then can a pass mistake it for a copy, or let it run in
+    place, without a type check telling. Drawn at random, such a transpose
+    was about one in 200, so a pass that took ``perm[0] == 0`` for the
+    identity (wrong from rank 3: ``(0, 2, 1)``) went unseen in a 60 s campaign."""
+    rank = b.draws.integer(2, MAX_RANK)
+    perm = b.draws.permutation(range(rank))
+    shape = [0] * rank
+    for axis in range(rank):
+        if shape[axis]:
+            continue
+        size = b.draws.integer(min(2, b.max_dim), b.max_dim) if perm[axis] != axis else b.draws.integer(1, b.max_dim)
+        while not shape[axis]:  # the axes of its cycle
+            shape[axis] = size
+            axis = perm[axis]
+    x = b.fresh(TensorType(tuple(shape), F32))
+    b.add_node(kind, [x], attrs={"perm": perm})
 
 
 def _build_reduce_sum(b: Builder, kind: OpKind) -> None:

@@ -134,8 +134,18 @@ def _elements(value: object, origin: str) -> list[tuple[str, Pass]]:
             return [_by_name(name) for name in PIPELINES[value.strip()]]
         return [_by_name(value.strip())]
     if callable(value):
-        return [(getattr(value, "__name__", repr(value)), value)]  # type: ignore[list-item]
+        return [(_name_of(value), value)]  # type: ignore[list-item]
     raise UsageError(f"pipeline {origin}: {value!r} is neither a pass nor a pass name")
+
+
+def _name_of(run: Callable[..., object]) -> str:
+    """A pass function's name: its ``__name__``; for a user's pass named as a
+    built-in one, ``module.qualname`` (``my_passes.share_buffers``), so that a
+    finding blaming it, or ``--print-after``, never names refc's own pass."""
+    name = getattr(run, "__name__", repr(run))
+    if name not in PASSES or PASSES[name] is run:
+        return name
+    return f"{getattr(run, '__module__', None) or '?'}.{getattr(run, '__qualname__', name)}"
 
 
 # What a string of built-in names resolved to (``resolve_pipeline``), by the

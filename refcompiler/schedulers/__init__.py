@@ -11,6 +11,7 @@ every scheduler's output against SCH-1, so a wrong one is caught, not trusted.
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import dataclasses
 import pickle
@@ -18,6 +19,7 @@ from typing import Callable, Iterator, Sequence
 
 import networkx as nx
 
+from refcompiler.deps import NAMES_LISTED
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
 from refcompiler.limits import shown
@@ -101,12 +103,16 @@ class _Copies:
 
 def order_names(order: object, nodes: int | None = None) -> tuple[str, ...]:
     """A schedule as a tuple of node names; SCH-1 if it is not a list or tuple
-    of strings, or (``nodes``: how many the graph has) lists more names than
+    of strings, or (``nodes``: how many the graph has) lists more than twice
     that, found before its names are looked at (a user's scheduler may
-    return millions)."""
+    return millions). A few names too many are left to
+    ``refcompiler.deps.check_schedule``, which names the ones repeated or
+    unknown (here they were only counted: "lists 5 names; the graph has 4")."""
+    if isinstance(order, collections.abc.Iterator):  # its repr says only where it lives in memory, which no two runs share
+        raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got a {type(order).__name__}, an iterator (return list(...) of it)")
     if not isinstance(order, (list, tuple)):
         raise InvariantViolation("SCH-1", f"a schedule is a list of node names; got {type(order).__name__} {_shown(order)}")
-    if nodes is not None and len(order) > nodes:
+    if nodes is not None and len(order) > 2 * nodes + NAMES_LISTED:
         raise InvariantViolation("SCH-1", f"the schedule lists {len(order)} names; the graph has {nodes} nodes")
     bad = [x for x in order if not isinstance(x, str)]
     if bad:

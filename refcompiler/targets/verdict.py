@@ -118,7 +118,7 @@ def _compare(r: ConfigRun, other: ConfigRun, names: list[str], ops: dict, *, bit
             same, ulps = agree(got[s], want[s], kinds, bitwise=bitwise, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
                 owed = "bit for bit" if bitwise else "within the per-op bounds"
-                detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_how(got[s], want[s], ulps)}; owed {owed})"
+                detail = f"'{s}' after run {k}: {r.config.key} differs from {other.config.key} ({_how(got[s], want[s], ulps)}; owed {owed}){_carried(k)}"
                 return Discrepancy(Kind.CONFIGS, detail, r.config.key, other.config.key, s, k, bitwise)
     return None
 
@@ -129,9 +129,20 @@ def _reference(r: ConfigRun, reference: Sequence[Values], names: list[str], ops:
             kinds, inexact, scales, terms = ops[s]
             same, ulps = agree(got[s], want[s], kinds, factor=bound_for(inexact, k), scale=scales[k - 1], terms=terms)
             if not same:
-                detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_how(got[s], want[s], ulps)})"
+                detail = f"'{s}' after run {k}: {r.config.key} differs from the reference ({_how(got[s], want[s], ulps)}){_carried(k)}"
                 return Discrepancy(Kind.REFERENCE, detail, r.config.key, "reference", s, k)
     return None
+
+
+def _carried(run: int) -> str:
+    """What a difference first seen after run ``run`` says beyond its values:
+    after a later run than the first, every value agreed after the run before,
+    so that run started from the values it should have and computed otherwise
+    (a target that starts each run from the initial owned state, or keeps
+    some of its own, showed only "after run 2")."""
+    if run == 1:
+        return ""
+    return f"; every value agreed after run {run - 1}, so run {run} started from the right values: is state carried from one run to the next?"
 
 
 def _how(got: object, want: object, ulps: int) -> str:

@@ -234,3 +234,25 @@ def test_a_user_schedule_that_is_no_list_is_sch1_on_one_line() -> None:
     with pytest.raises(InvariantViolation) as e:
         compile_graph(graph, scheduler=lambda g, d, s: np.array(SCHEDULERS["topo"](g, d, s)))
     assert e.value.invariant == "SCH-1" and "ndarray" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "tail,says",
+    [(lambda order: order[-1:], "(repeated: save_late)"), (lambda order: ["__extra__"], "(unknown: __extra__)")],
+    ids=["duplicate", "extra"],
+)
+def test_a_user_schedule_with_a_name_too_many_names_it(tail, says) -> None:
+    # it was only counted: "the schedule lists 5 names; the graph has 4 nodes"
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    with pytest.raises(InvariantViolation) as e:
+        compile_graph(graph, scheduler=lambda g, d, s: (order := SCHEDULERS["topo"](g, d, s)) + tail(order))
+    assert e.value.invariant == "SCH-1" and str(e.value).endswith(f"the schedule is not a permutation of the nodes {says}")
+
+
+def test_a_user_schedule_that_is_a_generator_is_named_so_without_its_address() -> None:
+    # it was "got generator <generator object <genexpr> at 0x7f...>": another text on every run
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    with pytest.raises(InvariantViolation) as e:
+        compile_graph(graph, scheduler=lambda g, d, s: (n for n in SCHEDULERS["topo"](g, d, s)))
+    assert e.value.invariant == "SCH-1" and " at 0x" not in str(e.value)
+    assert str(e.value).endswith("a schedule is a list of node names; got a generator, an iterator (return list(...) of it)")

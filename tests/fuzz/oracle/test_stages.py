@@ -184,6 +184,7 @@ def test_a_wrong_value_is_a_differential_finding(monkeypatch):
     f = check(graph, proof=False)
     assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1"
     assert "after run 2" in f.explanation and "'out'" in f.explanation and "[1]" in f.explanation
+    assert "; every value agreed after run 1, so run 2 started from the right values" in f.explanation
     assert f.kinds == ("mul", "save")  # the save and the producer of what it saves
     assert f.signature.kinds == ("save",)  # the site: the writer of the storage that differs
 

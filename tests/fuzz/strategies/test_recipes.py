@@ -55,3 +55,81 @@ def test_graphs_sometimes_take_the_max_of_int32_values_that_stay_valid_ids():
     )
     verify(graph)
     run_reference(graph, runs=2)  # an id out of range would raise
+
+
+def _drawn(count: int):  # type: ignore[no-untyped-def]
+    import random
+
+    from fuzz.strategies.draws import RandomDraws
+    from fuzz.strategies.valid import build_graph
+
+    return [build_graph(RandomDraws(random.Random(k))) for k in range(count)]
+
+
+def _type_of(graph, types, ref):  # type: ignore[no-untyped-def]
+    from specs import TensorType
+
+    if graph.is_storage(ref):
+        s = graph.storage_by_name[ref.name]
+        return TensorType(s.shape, s.dtype)
+    return types[(ref.name, ref.index or 0)]
+
+
+def _wrong_after(graph, swap) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the graph with each node ``swap`` gives another node for (the
+    rewrite a wrong pass makes) leaves other bits than the graph, in two runs."""
+    import numpy as np
+
+    from refcompiler.reference import run_reference
+    from refcompiler.verifier import infer_types
+
+    types = infer_types(graph)
+    nodes = tuple(swap(graph, types, n) or n for n in graph.nodes)
+    if nodes == graph.nodes:
+        return False
+    want, got = run_reference(graph, runs=2), run_reference(replace(graph, nodes=nodes), runs=2)
+    return any(not np.array_equal(want[k].view(np.uint32), got[k].view(np.uint32)) for k in want)
+
+
+def _transpose_taken_for_a_copy(graph, types, node):  # type: ignore[no-untyped-def]
+    """A pass that drops a transpose whose result has its input's type when
+    ``perm[0] == 0``: right up to rank 2, wrong for ``(0, 2, 1)``."""
+    perm = node.attr("perm") if node.op is OpKind.TRANSPOSE else None
+    if perm and perm[0] == 0 and _type_of(graph, types, node.inputs[0]) == types[(node.name, 0)]:
+        return replace(node, op=OpKind.IDENTITY, attrs=())
+    return None
+
+
+def test_a_transpose_often_keeps_its_type_so_one_taken_for_a_copy_from_rank_3_is_wrong_on_some_graphs():
+    # before: 3 graphs of 3000 (a rank-3 transpose (0, 2, 1) over equal axes, by chance)
+    graphs = _drawn(3000)
+    assert sum(_wrong_after(g, _transpose_taken_for_a_copy) for g in graphs) >= 6
+    from refcompiler.verifier import infer_types
+
+    keeping = [n for g in graphs for n in g.nodes
+               if n.op is OpKind.TRANSPOSE and _type_of(g, infer_types(g), n.inputs[0]) == infer_types(g)[(n.name, 0)] and n.attr("perm")
+               and list(n.attr("perm")) != sorted(n.attr("perm"))]
+    assert len(keeping) >= 150  # type-keeping transposes that move elements
+
+
+def _int32_clamp_dropped(graph, types, node):  # type: ignore[no-untyped-def]
+    """A pass that drops ``max(a, c)`` over int32 for a constant ``c`` of no
+    positive value, as if ``a`` were an id (never negative)."""
+    from specs import Dtype
+    from refcompiler.graph import StorageKind, initial_value
+
+    if node.op is not OpKind.MAX or types[(node.name, 0)].dtype is not Dtype.INT32:
+        return None
+    a, c = node.inputs
+    s = graph.storage_by_name.get(c.name) if graph.is_storage(c) else None
+    if s is None or s.kind is not StorageKind.CONSTANT or (initial_value(s) > 0).any() or a == c:
+        return None
+    return replace(node, op=OpKind.IDENTITY, inputs=(a,)) if _type_of(graph, types, a) == types[(node.name, 0)] else None
+
+
+def test_int32_max_takes_two_values_so_a_clamp_dropped_as_if_ids_were_never_negative_is_wrong_on_some_graph():
+    # before: max(x, x) was 129 int32 maxima of 186, and no graph of 3000 showed it
+    graphs = _drawn(3000)
+    assert sum(_wrong_after(g, _int32_clamp_dropped) for g in graphs) >= 1
+    maxima = [n for g in graphs for n in g.nodes if n.name in _int32_maxima(g)]
+    assert sum(n.inputs[0] == n.inputs[1] for n in maxima) * 2 < len(maxima)

@@ -285,3 +285,18 @@ def test_a_built_in_pass_is_run_once_for_programs_holding_the_same_objects(monke
     assert out_second.passes == ("earlier", "eliminate_copies") and out_second == replace(real(second), passes=out_second.passes)
     run_pipeline(program([placeholder("A"), placeholder("B"), const("W")], *first.instrs, saves=first.saves), pipeline)
     assert len(ran) == 2  # the same instructions, but other buffers and saves objects: run again
+
+
+def test_a_users_pass_named_as_a_built_in_one_is_named_by_its_module_too(user_module):
+    """A user's ``share_buffers`` after O2's was named ``share_buffers`` too: a
+    wrong result it made was blamed on "pass share_buffers", refc's own."""
+
+    def share_buffers(p: Program) -> Program:
+        return p
+
+    share_buffers.__module__, share_buffers.__qualname__ = user_module.__name__, "share_buffers"
+    got = resolve_pipeline(["O2", share_buffers])
+    assert [name for name, _ in got] == [*PIPELINES["O2"], "user_passes_for_test.share_buffers"]
+    assert got[-1][1] is share_buffers
+    # refc's own pass, given as a function, keeps its name
+    assert resolve_pipeline([PASSES["share_buffers"]]) == [("share_buffers", PASSES["share_buffers"])]

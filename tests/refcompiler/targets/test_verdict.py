@@ -88,3 +88,23 @@ def test_a_discrepancy_shows_the_first_element_that_differs_and_an_integers_valu
     assert d is not None and d.detail == "'p' after run 1: base differs from the reference (at [2] got 7, want 1)"
     d = _judged(1e-3)
     assert d is not None and "ULPs apart at most; at [0] got " in d.detail
+
+
+def test_a_difference_after_run_two_only_says_run_one_agreed():
+    # a target that starts every run from the initial owned state said only "after run 2"
+    acc = Graph(
+        name="acc",
+        storage=(
+            Storage("x", StorageKind.PLACEHOLDER, Dtype.FLOAT32, (1,), init=Init(value=(1.0,))),
+            Storage("a", StorageKind.OWNED, Dtype.FLOAT32, (1,), owner="n"),
+        ),
+        nodes=(Node("n", OpKind.ACCUMULATE, (Ref("x"),), state=("a",)),),
+    )
+    reference = reference_runs(acc)
+    fresh = [reference[0], reference[0]]  # run 2 from the initial state again: what run 1 gave
+    outcome = Outcome(results=[ConfigRun(Configuration("base", "one"), fresh)], entry=initial_values(acc))
+    d = judge(acc, outcome, reference)
+    assert d is not None and d.detail.startswith("'a' after run 2: base differs from the reference (")
+    assert d.detail.endswith("; every value agreed after run 1, so run 2 started from the right values: is state carried from one run to the next?")
+    d = _judged(1e-3)  # a difference after run 1 says nothing of the kind
+    assert d is not None and "agreed after run" not in d.detail
