@@ -129,7 +129,8 @@ def is_acyclic(deps: nx.DiGraph) -> bool:
     """Whether the directed graph ``deps`` has no cycle (a self-loop is one):
     ``networkx.is_directed_acyclic_graph`` as Kahn's count of the nodes that
     become ready, without its dispatch and views (asked several times per
-    graph a campaign checks)."""
+    graph a campaign checks). Not ``schedulers.kahn``, which makes an order:
+    this keeps no ready list in creation order and raises nothing."""
     waiting = {n: len(preds) for n, preds in deps.pred.items()}
     ready = [n for n, k in waiting.items() if k == 0]
     done = 0
