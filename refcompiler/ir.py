@@ -32,7 +32,7 @@ from refcompiler.spec import spec_of
 
 _T = TypeVar("_T")
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "IdentityTable", "identity_key", "signature_problem"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "IdentityTable", "identity_key", "entry_saves", "signature_problem"]
 
 
 class OperandKind(FastEnum):
@@ -316,6 +316,13 @@ def identity_key(program: Program) -> tuple | None:
     if found is None:  # made once per object (``_copy`` hands on none: the fields change)
         found = known["_identity_key"] = (program.name, id(program.buffers), id(program.saves), program.offsets, program.peak_bytes, *map(id, program.instrs))
     return found
+
+
+def entry_saves(program: Program) -> set[str]:
+    """The saves of a module buffer's value (``Save.producer`` None), by node:
+    their copies read a placeholder's value at entry, which is gone once
+    anything has written the placeholder (IR-4)."""
+    return {save.node for save in program.saves if save.producer is None}
 
 
 class IdentityTable:
