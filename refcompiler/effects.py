@@ -81,9 +81,9 @@ def node_effects(graph: Graph) -> Mapping[str, Effects]:
     once per graph object and swap table: the dependency model, break_save_cycles,
     the proofs and the fuzzer's schedules each ask, often about one graph."""
     table = variants.active()
-    found = _recent.get(id(graph), table)
+    found = _recent.result(id(graph), table)
     if found is not None:
-        return found[1]  # type: ignore[return-value]
+        return found  # type: ignore[return-value]
     effects = {node.name: _effects(graph, node) for node in graph.nodes}
     _recent.put(id(graph), table, graph, effects)
     return effects

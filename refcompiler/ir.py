@@ -344,6 +344,12 @@ class IdentityTable:
         found = self.entries.get(key)
         return None if found is None or found[0] is not context else (found[1], found[2])
 
+    def result(self, key: Hashable, context: object) -> object:
+        """The result kept under ``key`` and ``context``, or ``None`` (for a
+        table whose results are never ``None``: no pair is made per hit)."""
+        found = self.entries.get(key)
+        return found[2] if found is not None and found[0] is context else None
+
     def put(self, key: Hashable, context: object, kept: object, result: object) -> None:
         if len(self.entries) >= self.size:
             self.entries.clear()

@@ -37,9 +37,9 @@ def dce(graph: Graph) -> Graph:
     graph's result is remembered (per swap table): asked again, the same
     object."""
     table = variants.active()
-    found = _last.get(id(graph), table)
+    found = _last.result(id(graph), table)
     if found is not None:
-        return found[1]  # type: ignore[return-value]
+        return found  # type: ignore[return-value]
     result = _dead_code_removed(graph)
     _last.put(id(graph), table, graph, result)
     return result
