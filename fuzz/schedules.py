@@ -163,7 +163,7 @@ def _seeds_by_order(spec: str, seeds: list[int], probe: int | None, graph: Graph
 
 
 def _kahn(graph: Graph, deps: nx.DiGraph, pick: Callable[[int], int]) -> tuple[str, ...]:
-    """The project's one Kahn loop (``refcompiler.schedulers.kahn``), running
+    """The project's one loop making an order (``refcompiler.schedulers.kahn``), running
     the ready node at index ``pick(len(ready))`` of the ready nodes in creation order."""
     return tuple(kahn(graph, deps, lambda ready: ready[pick(len(ready))]))
 

@@ -86,9 +86,9 @@ def allocate(program: Program) -> Program:
     """
     key = identity_key(program)
     swaps = variants.active()
-    found = _ALLOCATED.get(key, swaps) if key is not None else None
+    found = _ALLOCATED.result(key, swaps) if key is not None else None
     if found is not None:
-        return found[1].with_schedule(program.schedule, program.passes)  # type: ignore[attr-defined]  # a Program
+        return found.with_schedule(program.schedule, program.passes)  # type: ignore[attr-defined]  # a Program
     result = _allocate(program)
     if key is not None:
         _ALLOCATED.put(key, swaps, program, result)

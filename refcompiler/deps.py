@@ -10,7 +10,8 @@ a topological order of this graph.
 
 Where memory edges would close a cycle (saves that read each other's
 targets), ``break_save_cycles`` first gives each such save a private copy of
-the value it saves, which changes no result.
+the value it saves, which changes no result; ``save_cycles_broken`` returns
+the dependency graph of its answer too (made once when there is no cycle).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from refcompiler.graph import Graph, Node, Ref, StorageKind
 from refcompiler.limits import clipped
 from refcompiler.variants import swappable
 
-__all__ = ["memory_edges", "dependency_graph", "check_schedule", "order_faults", "listed", "deps_edges", "is_acyclic", "is_legal", "break_save_cycles"]
+__all__ = ["memory_edges", "dependency_graph", "check_schedule", "order_faults", "listed", "deps_edges", "is_acyclic", "is_legal", "break_save_cycles", "save_cycles_broken"]
 
 DATA = "data"
 MEMORY = "memory"
@@ -128,7 +129,8 @@ def is_acyclic(deps: nx.DiGraph) -> bool:
     """Whether the directed graph ``deps`` has no cycle (a self-loop is one):
     ``networkx.is_directed_acyclic_graph`` as Kahn's count of the nodes that
     become ready, without its dispatch and views (asked several times per
-    graph a campaign checks)."""
+    graph a campaign checks). Not ``schedulers.kahn``, which makes an order:
+    this keeps no ready list in creation order and raises nothing."""
     waiting = {n: len(preds) for n, preds in deps.pred.items()}
     ready = [n for n, k in waiting.items() if k == 0]
     done = 0
@@ -158,8 +160,24 @@ def is_legal(graph: Graph, schedule: Sequence[str]) -> bool:
 def break_save_cycles(graph: Graph) -> Graph:
     """If memory edges close a cycle, give every save whose value reads a saved
     placeholder its own ``identity`` copy of that value; otherwise return ``graph``."""
-    if is_acyclic(dependency_graph(graph)):
-        return graph
+    return save_cycles_broken(graph)[0]
+
+
+def save_cycles_broken(graph: Graph) -> tuple[Graph, nx.DiGraph]:
+    """``break_save_cycles(graph)`` and its dependency graph. Without a save
+    cycle (the usual case) that is ``graph`` itself and the one dependency graph
+    made to look for a cycle; with one, the graph with the copies and its own
+    (not checked: a cycle the copies cannot open is still in it)."""
+    deps = dependency_graph(graph)
+    if is_acyclic(deps):
+        return graph, deps
+    copied = _with_save_copies(graph)
+    return copied, dependency_graph(copied)
+
+
+def _with_save_copies(graph: Graph) -> Graph:
+    """``graph`` with every save whose value reads a saved placeholder given its
+    own ``identity`` copy of that value."""
     effects = node_effects(graph)
     saved = {s.target for s in graph.saves() if not is_self_save(graph, s)}
     taken = set(graph.storage_by_name) | set(graph.node_by_name)

@@ -21,7 +21,7 @@ import numpy as np
 from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
-from refcompiler.deps import break_save_cycles, check_schedule, dependency_graph, deps_edges, is_acyclic
+from refcompiler.deps import break_save_cycles, check_schedule, deps_edges, save_cycles_broken
 from refcompiler.errors import RefCompilerError, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
@@ -71,13 +71,9 @@ def scheduled_graph(graph: Graph) -> Graph:
 
 def scheduled_model(graph: Graph) -> tuple[Graph, nx.DiGraph]:
     """``scheduled_graph(graph)`` and its dependency graph (``dependency_graph``),
-    which is made once when there is no save cycle to break (the usual case)."""
-    dced = dce(graph)
-    deps = dependency_graph(dced)
-    if is_acyclic(deps):
-        return dced, deps  # what break_save_cycles returns for an acyclic model
-    scheduled = break_save_cycles(dced)
-    return scheduled, dependency_graph(scheduled)
+    which is made once when there is no save cycle to break (the usual case:
+    ``save_cycles_broken``)."""
+    return save_cycles_broken(dce(graph))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from specs import OpKind
 
 from refcompiler import variants
 from refcompiler.graph import Graph, Node, Ref
+from refcompiler.ir import IdentityTable
 
 __all__ = ["Effects", "node_effects", "storage_behind", "conflict_storage", "is_self_save"]
 
@@ -68,11 +69,11 @@ def _effects(graph: Graph, node: Node) -> Effects:
     return Effects(frozenset(reads), frozenset(writes))
 
 
-# node_effects of the graphs asked about lately, by id: (graph, swap table, effects). A graph
-# is immutable and kept in its entry (its id is not reused meanwhile); the effects read each
-# node's spec, which a mutant may swap, hence the table (``variants.active()``) in the entry.
-_recent: dict[int, tuple[Graph, Mapping[str, object], dict[str, Effects]]] = {}
+# node_effects of the graphs asked about lately, by id, under the swap table then (the
+# effects read each node's spec, which a mutant may swap: ``variants.active()``); each entry
+# keeps its graph, so its id is not reused meanwhile.
 RECENT = 16  # a campaign asks about two or three graphs per case (as given, without dead code, with copies)
+_recent = IdentityTable(RECENT)
 
 
 def node_effects(graph: Graph) -> Mapping[str, Effects]:
@@ -80,10 +81,9 @@ def node_effects(graph: Graph) -> Mapping[str, Effects]:
     once per graph object and swap table: the dependency model, break_save_cycles,
     the proofs and the fuzzer's schedules each ask, often about one graph."""
     table = variants.active()
-    found = _recent.get(id(graph))
-    if found is not None and found[0] is graph and found[1] is table:
-        return found[2]
-    if len(_recent) >= RECENT:
-        _recent.clear()
-    effects = _recent[id(graph)] = (graph, table, {node.name: _effects(graph, node) for node in graph.nodes})
-    return effects[2]
+    found = _recent.result(id(graph), table)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    effects = {node.name: _effects(graph, node) for node in graph.nodes}
+    _recent.put(id(graph), table, graph, effects)
+    return effects

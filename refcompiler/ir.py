@@ -21,7 +21,7 @@ import operator
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from functools import cached_property
-from typing import Mapping, TypeVar
+from typing import Hashable, Mapping, TypeVar
 
 from specs import FastEnum, OpKind, TensorType
 
@@ -32,7 +32,7 @@ from refcompiler.spec import spec_of
 
 _T = TypeVar("_T")
 
-__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "IdentityTable", "identity_key", "signature_problem"]
+__all__ = ["OperandKind", "BufferKind", "Opcode", "Buffer", "Operand", "Instr", "Save", "Program", "IdentityTable", "identity_key", "entry_saves", "signature_problem"]
 
 
 class OperandKind(FastEnum):
@@ -318,28 +318,42 @@ def identity_key(program: Program) -> tuple | None:
     return found
 
 
+def entry_saves(program: Program) -> set[str]:
+    """The saves of a module buffer's value (``Save.producer`` None), by node:
+    their copies read a placeholder's value at entry, which is gone once
+    anything has written the placeholder (IR-4)."""
+    return {save.node for save in program.saves if save.producer is None}
+
+
 class IdentityTable:
-    """Results kept by a program's ``identity_key`` (or a key holding it) and
-    the context they were made under (a swap table or ``verdict_context``,
-    compared by identity): at most ``size`` of them, emptied when full. Each
-    entry keeps the program its key was made from, so that the ids in the key
-    stay that program's objects' while it lives."""
+    """Results kept by a key of ids (a program's ``identity_key``, a key holding
+    it, a graph's ``id``) and the context they were made under (a swap table or
+    ``verdict_context``, compared by identity): at most ``size`` of them,
+    emptied when full (a table of size 1 keeps the last one). Each entry keeps
+    the object its key was made from (a program, a graph), so that the ids in
+    the key stay that object's while it lives."""
 
     __slots__ = ("size", "entries")
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.entries: dict[tuple, tuple[object, Program, object]] = {}
+        self.entries: dict[Hashable, tuple[object, object, object]] = {}
 
-    def get(self, key: tuple, context: object) -> tuple[Program, object] | None:
-        """(the program, the result) kept under ``key`` and ``context``, or ``None``."""
+    def get(self, key: Hashable, context: object) -> tuple[object, object] | None:
+        """(the object kept, the result) under ``key`` and ``context``, or ``None``."""
         found = self.entries.get(key)
         return None if found is None or found[0] is not context else (found[1], found[2])
 
-    def put(self, key: tuple, context: object, program: Program, result: object) -> None:
+    def result(self, key: Hashable, context: object) -> object:
+        """The result kept under ``key`` and ``context``, or ``None`` (for a
+        table whose results are never ``None``: no pair is made per hit)."""
+        found = self.entries.get(key)
+        return found[2] if found is not None and found[0] is context else None
+
+    def put(self, key: Hashable, context: object, kept: object, result: object) -> None:
         if len(self.entries) >= self.size:
             self.entries.clear()
-        self.entries[key] = (context, program, result)
+        self.entries[key] = (context, kept, result)
 
 
 def signature_problem(instr: Instr) -> str | None:

@@ -15,7 +15,9 @@ The interpreter asks, before every instruction, in operand order:
   its owner's kernel, as ``@inout``, by its own name (IR-5); a placeholder
   written only by its save's copy or the saved value's producer, at most once
   per run, and not read after the copy wrote it (IR-4; a read after the
-  producer wrote it is a read of the saved value, after copy elimination);
+  producer wrote it is a read of the saved value, after copy elimination,
+  except by the copy of a save of a module buffer's value,
+  ``ir.entry_saves``, which reads the placeholder's value at entry);
 - ``check_read``: every byte an ``@in``/``@inout`` operand covers is
   initialised (IR-1 if dead, IR-2 if uninitialised).
 
@@ -31,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 
 from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, entry_saves
 from refcompiler.ir_text import ir_violation
 
 __all__ = ["DEAD", "UNINIT", "INIT", "Shadow"]
@@ -150,8 +152,9 @@ class Shadow:
         """IR-3, IR-4, IR-5 for an operand whose origin is module buffer ``buffer``."""
         kind = buffer.kind
         if kind is _PLACEHOLDER:
-            if operand.kind is _IN and buffer.name not in self.saved_by_copy:  # the common case: a read of a value not saved
-                return
+            name = buffer.name
+            if operand.kind is _IN and name not in self.saved_by_copy and (name not in self.written or instr.opcode is not _COPY):
+                return  # the common case: a read not after the save's copy, nor by a copy after a write
             self._check_placeholder(index, instr, operand, buffer)
         elif kind is _CONSTANT:
             if operand.kind is not _IN:  # writes (``OperandKind.writes``)
@@ -182,6 +185,10 @@ class Shadow:
             raise self.fail(
                 index, "IR-4", f"placeholder {name}{via} is read after its save at instruction {self.saved_by_copy[name]}", name
             )
+        if kind is not _OUT and name in self.written and instr.opcode is _COPY and instr.name in entry_saves(self.program):
+            via = _via(operand, name)
+            raise self.fail(index, "IR-4", f"placeholder {name}{via} is read by save {instr.name}, which saves its value at entry, "
+                                           f"after instruction {self.written[name]} wrote it", name)
         if kind is _IN:  # writes nothing
             return
         if (instr.opcode, instr.name) not in self.writers.get(name, ()):

@@ -25,7 +25,7 @@ from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 from fuzz.time_limit import CaseTimeout, time_limit
 
-__all__ = ["CaseCut", "Example", "Failure", "check_within", "finish", "found_by", "timeout_finding"]
+__all__ = ["CaseCut", "Example", "Failure", "check_within", "finish", "found_by", "scheduled_case", "timeout_finding"]
 
 
 @dataclass(frozen=True)
@@ -149,13 +149,12 @@ def found_by(config: CampaignConfig) -> str:
 
 
 def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Finding, seed: int) -> Case:
-    """The corpus case for a finding, recording what the campaign ran. For a
-    finding under a scheduler's own order: a user's scheduler is recorded with
-    the seed it was called with (replay calls it again, so the case tests the
-    user's code); a built-in one's order is stored when that is legal on the
-    correct compiler and reproduces (a plain regression test of its own), else
-    the scheduler and seed. Other explicit orders as before: stored when legal
-    and reproducing, else none (replay then checks the standard schedules).
+    """The corpus case for a finding, recording what the campaign ran
+    (``scheduled_case``): under a scheduler's own order, a user's scheduler
+    with the seed it was called with; a built-in one's order when that is
+    legal on the correct compiler and reproduces (a plain regression test of
+    its own), else the scheduler and seed. Other explicit orders: stored when
+    legal and reproducing, else none (replay then checks the standard schedules).
     The pipeline recorded is the one the finding was made under: ``O0``, which
     every schedule is compiled with beside the pipeline under test, when the
     fault showed there (``refc compile`` or ``run`` of the case then shows it)."""
@@ -165,19 +164,31 @@ def _storable(config: CampaignConfig, graph: Graph, expect: Expect, finding: Fin
                 versions=versions(config.target), command=config.command, target=_target_record(config, finding), finding=record)
     if expect.kind is ExpectKind.REJECT:
         return base
-    choice = finding.schedule
-    order = None if finding.order is None else whole_order(graph, tuple(n for n in finding.order if n in graph.node_by_name))
+    return scheduled_case(base, graph, finding.schedule, finding.order, seed, lambda case: _reproduces(config, case, finding.signature))
+
+
+def scheduled_case(base: Case, graph: Graph, choice: ScheduleChoice | None, order: tuple[str, ...] | None, seed: int,
+                   keeps: Callable[[Case], bool] = lambda case: True) -> Case:
+    """``base`` (a case of ``graph``, no schedule yet) with how the campaign
+    scheduled it: ``choice``, which gave ``order`` (as run), ``seed`` being the
+    case's. A user's scheduler is recorded with the seed it was called with
+    (replay calls it again: the case tests the user's code); else ``order`` is
+    stored when it is legal on the correct compiler and the case ``keeps``
+    (reproduces, for a finding), else a built-in scheduler and its seed when
+    that case ``keeps``, else ``base``. A scheduler's case records its order
+    too, as given (``_as_given``)."""
+    whole = None if order is None else whole_order(graph, tuple(n for n in order if n in graph.node_by_name))
     by_scheduler = None
     if choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None:
         by_scheduler = replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed,
-                               scheduler_order=_as_given(graph, finding.order))
+                               scheduler_order=_as_given(graph, order))
         if is_plugin(choice.scheduler):
             return by_scheduler
-    if order is not None and legal_on_correct_compiler(graph, order):
-        with_order = replace(base, schedule=order)
-        if _reproduces(config, with_order, finding.signature):
+    if whole is not None and legal_on_correct_compiler(graph, whole):
+        with_order = replace(base, schedule=whole)
+        if keeps(with_order):
             return with_order
-    if by_scheduler is not None and _reproduces(config, by_scheduler, finding.signature):
+    if by_scheduler is not None and keeps(by_scheduler):
         return by_scheduler
     return base
 

@@ -8,16 +8,15 @@ with ``refc validate``, written apart from the findings' cases
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import CampaignConfig
-from fuzz.campaign.failure import found_by, versions
-from fuzz.case import Case, Expect, case_to_doc, whole_order
-from fuzz.oracle import Unsettled, legal_on_correct_compiler
-from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
+from fuzz.campaign.failure import found_by, scheduled_case, versions
+from fuzz.case import Case, Expect, case_to_doc
+from fuzz.oracle import Unsettled
 
 __all__ = ["MAX_KEPT", "UnsettledCase", "kept", "kind_of", "unsettled_case"]
 
@@ -80,23 +79,9 @@ def unsettled_case(config: CampaignConfig, graph: Graph, expect: Expect, seed: i
     """The case that compiles ``u``'s program again: ``graph`` under ``u``'s
     pipeline and order (stored when the correct compiler accepts it), or, for
     a scheduler's order that is not stored, that scheduler and the seed it was
-    called with (always so for a user's scheduler, as a finding's case records
-    it). Not the campaign's mutant: the case is no finding, and a corpus case
-    naming a mutant must fail with it; the command (``validate_command``)
-    names the mutant instead."""
+    called with (always so for a user's scheduler), as a finding's case
+    records them (``failure.scheduled_case``). Not the campaign's mutant: the
+    case is no finding, and a corpus case naming a mutant must fail with it;
+    the command (``validate_command``) names the mutant instead."""
     base = Case(graph, expect, u.pipeline, found_by=found_by(config), versions=versions(config.target), command=config.command)
-    choice = u.schedule
-    by_scheduler = choice is not None and choice.source is ScheduleSource.SCHEDULER and choice.scheduler is not None
-    order = None if u.order is None else whole_order(graph, tuple(n for n in u.order if n in graph.node_by_name))
-    case = base
-    if by_scheduler and is_plugin(str(choice.scheduler)):  # the user's code is what is looked at: call it again
-        case = _by_scheduler(base, choice, seed, u.order)
-    elif order is not None and legal_on_correct_compiler(graph, order):
-        case = replace(base, schedule=order)
-    elif by_scheduler:
-        case = _by_scheduler(base, choice, seed, u.order)
-    return UnsettledCase(u, case_to_doc(case), len(graph.nodes))
-
-
-def _by_scheduler(base: Case, choice: ScheduleChoice, seed: int, order: tuple[str, ...] | None) -> Case:
-    return replace(base, scheduler=choice.scheduler, scheduler_seed=seed if choice.seed is None else choice.seed, scheduler_order=order)
+    return UnsettledCase(u, case_to_doc(scheduled_case(base, graph, u.schedule, u.order, seed)), len(graph.nodes))

@@ -14,6 +14,7 @@ import numpy as np
 from specs import OPS, Dtype, OpKind, OpSpec, ShapeError, TensorType
 from specs.opspec import FastEnum
 
+from refcompiler.errors import InternalError
 from refcompiler.graph import Graph, Init, Node, Ref, Storage, StorageKind, freeze_attrs
 
 from fuzz.strategies.draws import Draws
@@ -164,7 +165,8 @@ class Builder:
         """Fresh placeholder or constant of type ``t`` (rank >= 1) with a
         seeded value: int32 in ``ints`` ([0, 1) if not given); float32
         standard-normal, or in a graph with ties, of ``TIES``."""
-        assert t.shape, "storage has at least one dimension"
+        if not t.shape:
+            raise InternalError(f"generator: storage of type {t} asked for; storage has at least one dimension")
         if t.dtype is I32:
             low, high = ints if ints is not None else (0, 1)
             init = Init(seed=self.seed(), low=low, high=high)
@@ -262,9 +264,8 @@ class Builder:
         )
         state_types = [self.storage_type(s) for s in state]
         results = spec.shape_rule([v.type for v in inputs], state_types, _attr_values(spec, node))
-        if spec.index_inputs:  # the recipe's promise: ids within the state's first axis
-            rows = state_types[0].shape[0]
-            assert all((inputs[i].id_high or rows + 1) <= rows for i in spec.index_positions()), f"{node.name}: an index input out of range"
+        if spec.index_inputs:
+            _check_ids(node, inputs, spec, state_types[0].shape[0])
         self.nodes.append(node)
         for v in inputs:
             self.users.add(v.ref.name)
@@ -295,6 +296,18 @@ class Builder:
 
 class NoOperand(Exception):
     """A recipe found no operand it can use; the move is skipped."""
+
+
+def _check_ids(node: Node, inputs: tuple[Value, ...], spec: OpSpec, rows: int) -> None:
+    """The recipe's promise for an index input: ids within the state's first
+    axis (``rows``), else a bug in the generator (a draw that breaks it would
+    be an ExecutionError found in a correct compiler)."""
+    for i in spec.index_positions():
+        high = inputs[i].id_high
+        if high is None or high > rows:
+            reach = "values that are no ids" if high is None else f"ids up to {high - 1}"
+            raise InternalError(f"generator: {node.name} ({spec.name}): its index input '{inputs[i].ref}' holds {reach}, "
+                                f"beyond the {rows} rows of its state's first axis (a recipe gives an index input ids in [0, {rows}))")
 
 
 def _attr_values(spec: OpSpec, node: Node) -> dict[str, object]:

@@ -9,10 +9,9 @@ part of the function's interface whether or not a node still touches it.
 
 from __future__ import annotations
 
-from typing import Mapping
-
 from refcompiler import variants
 from refcompiler.graph import Graph, Node
+from refcompiler.ir import IdentityTable
 from refcompiler.variants import swappable
 
 __all__ = ["dce", "has_effect"]
@@ -25,10 +24,11 @@ def has_effect(node: Node) -> bool:
     return node.spec.effect or bool(node.state)
 
 
-# the last graph asked about, the swap table then (``has_effect`` may be swapped) and its
-# result: the oracle's model and the compiler's preparation of one graph ask in turn, and
-# the same result object lets what is kept per graph object (effects, bound inputs) be found
-_last: tuple[Graph, Mapping[str, object], Graph] | None = None
+# the last graph asked about (by id, kept in the entry), under the swap table then
+# (``has_effect`` may be swapped), and its result: the oracle's model and the compiler's
+# preparation of one graph ask in turn, and the same result object lets what is kept per
+# graph object (effects, bound inputs) be found
+_last = IdentityTable(1)
 
 
 def dce(graph: Graph) -> Graph:
@@ -36,13 +36,12 @@ def dce(graph: Graph) -> Graph:
     have no effect; the kept nodes keep their creation order. The last
     graph's result is remembered (per swap table): asked again, the same
     object."""
-    global _last
     table = variants.active()
-    last = _last
-    if last is not None and last[0] is graph and last[1] is table:
-        return last[2]
+    found = _last.result(id(graph), table)
+    if found is not None:
+        return found  # type: ignore[return-value]
     result = _dead_code_removed(graph)
-    _last = (graph, table, result)
+    _last.put(id(graph), table, graph, result)
     return result
 
 

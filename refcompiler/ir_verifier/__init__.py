@@ -123,7 +123,7 @@ def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:
     if getattr(program, "__dict__", {}).get(_VALID_UNDER) is swaps:
         return True
     if key is not None:  # a plain program: by the objects it holds
-        return _VALID_BY_KEY.get(key, swaps) is not None
+        return _VALID_BY_KEY.result(key, swaps) is not None
     with _LOCK:  # a subclass's, by value
         for i in reversed(range(len(_VALID))):  # most recent first: a pass's input
             seen, under = _VALID[i]

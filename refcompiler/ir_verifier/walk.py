@@ -8,7 +8,7 @@ from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
 
 from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
-from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program
+from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, entry_saves
 from refcompiler.ir_analysis import follow_views
 from refcompiler.ir_text import ir_violation
 from refcompiler.ir_verifier.rules import check_ir4, check_ir6
@@ -146,9 +146,7 @@ class Walk:
         # Who may write each placeholder (IR-4): its save's copy, or the kernel
         # producing the saved value once copy elimination has removed the copy.
         self.allowed_writers = program.placeholder_writers
-        # the saves of a module buffer's value (``Save.producer`` None): their copies read
-        # a placeholder's value at entry, which is gone once anything has written it
-        self.entry_saves = {save.node for save in program.saves if save.producer is None}
+        self.entry_saves = entry_saves(program)  # copies that read a placeholder's value at entry
         self.index = 0
         # what the walk asks of the op table, shared by the walks under one swap table
         self.specs, self.well_formed, self.typings, self.typed = _specs_under(variants.active())

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import networkx as nx
 
-from refcompiler.deps import MEMORY, break_save_cycles, dependency_graph, listed, order_faults
+from refcompiler.deps import MEMORY, dependency_graph, listed, order_faults, save_cycles_broken
 from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
@@ -112,13 +112,10 @@ def _acyclic_deps(graph: Graph) -> nx.DiGraph:
     form a cycle between saves are the compiler's to break with private copies
     (``break_save_cycles``), so none of them is an order's fault; the copies'
     edges name no node of an order without them."""
-    deps = dependency_graph(graph)
-    if nx.is_directed_acyclic_graph(deps):
-        return deps
     try:
-        return dependency_graph(break_save_cycles(graph))
+        return save_cycles_broken(graph)[1]
     except RefCompilerError:  # a graph the compiler refuses: its edges as they are
-        return deps
+        return dependency_graph(graph)
 
 
 def _unscheduled(graph: Graph, schedule: Sequence[str]) -> str:

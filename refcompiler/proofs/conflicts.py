@@ -22,7 +22,7 @@ from typing import Mapping
 
 import networkx as nx
 
-from refcompiler.deps import break_save_cycles, dependency_graph, is_acyclic
+from refcompiler.deps import dependency_graph, is_acyclic, save_cycles_broken
 from refcompiler.effects import conflict_storage, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph
@@ -139,7 +139,12 @@ def legal_dependency_graph(graph: Graph) -> nx.DiGraph:
     Raises G-1 if the data edges alone form a cycle, else SCH-1 (no legal
     schedule exists) naming the cycle through memory edges.
     """
-    deps = dependency_graph(graph)
+    return _legal(graph, dependency_graph(graph))
+
+
+def _legal(graph: Graph, deps: nx.DiGraph) -> nx.DiGraph:
+    """``deps`` (the dependency graph of ``graph``) if it is acyclic; else
+    ``legal_dependency_graph``'s G-1 or SCH-1."""
     if is_acyclic(deps):
         return deps
     data = data_graph(graph)
@@ -160,11 +165,8 @@ def prepare(graph: Graph) -> Problem:
     """The problem for ``graph``: ``break_save_cycles`` first (as the compiler
     does), then the dependency graph, which must be acyclic (see
     ``legal_dependency_graph``), and the conflicts."""
-    deps = dependency_graph(graph)
-    if is_acyclic(deps):
-        scheduled = graph  # what break_save_cycles returns then; its model is made once
-    else:
-        scheduled = break_save_cycles(graph)
-        deps = legal_dependency_graph(scheduled)
+    scheduled, deps = save_cycles_broken(graph)
+    if scheduled is not graph:  # save_cycles_broken found graph's own model acyclic otherwise
+        deps = _legal(scheduled, deps)
     added = tuple(n.name for n in scheduled.nodes if n.name not in graph.node_by_name)
     return Problem(graph=scheduled, deps=deps, conflicts=tuple(conflicts(scheduled)), rewritten=added)

@@ -26,6 +26,7 @@ from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph, StorageKind
 from refcompiler.proofs.conflicts import Problem, legal_dependency_graph
 from refcompiler.schedulers.kahn import kahn
+from refcompiler.schedulers.topo import topo_schedule
 from refcompiler.values import same_bits
 from refcompiler.verifier import violations
 
@@ -132,10 +133,10 @@ def adversarial_schedule(graph: Graph, deps: nx.DiGraph | None = None) -> tuple[
 
 def schedule_from_positions(problem: Problem, positions: Mapping[str, int]) -> tuple[str, ...]:
     """Nodes sorted by their position in a model, ties broken by a topological
-    order (creation order first), so that a model of the edge constraints gives a
-    legal order even where it leaves unrelated nodes at one position."""
-    order = problem.graph.creation_order
-    topo = {n: i for i, n in enumerate(nx.lexicographical_topological_sort(problem.deps, key=order.__getitem__))}
+    order (creation order first: ``topo_schedule``), so that a model of the edge
+    constraints gives a legal order even where it leaves unrelated nodes at one
+    position."""
+    topo = {n: i for i, n in enumerate(topo_schedule(problem.graph, problem.deps))}
     return tuple(sorted(topo, key=lambda n: (positions[n], topo[n])))
 
 

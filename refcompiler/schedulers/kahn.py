@@ -1,6 +1,15 @@
-"""Kahn's algorithm with a chooser: the one topological-order loop of the
-project. Every built-in scheduler is ``kahn`` with its own ``choose``, and the
-fuzzers draw their random legal orders through it too."""
+"""Kahn's algorithm with a chooser: the one loop that makes an order of a
+dependency graph. Every built-in scheduler is ``kahn`` with its own
+``choose``; the fuzzers draw their random legal orders through it, and the
+proofs' witness, adversarial and model-read orders (``proofs.witness``) are
+made by it.
+
+Other loops over ready nodes are not this one: ``deps.is_acyclic`` counts the
+nodes that become ready and makes no order (a cycle test asked several times
+per graph, by callers that have no ``Graph`` to break ties with);
+``Graph.data_order`` orders the data edges alone, by node index, before any
+dependency graph exists; ``proofs.enumerate.legal_orders_of`` lists every
+order, backtracking."""
 
 from __future__ import annotations
 

@@ -97,9 +97,9 @@ def canonical_key(program: Program) -> tuple:
     if same is None:
         return _canonical_key(program)
     same = (program.passes, same)
-    found = _KEYS.get(same, None)
+    found = _KEYS.result(same, None)
     if found is not None:
-        return found[1]  # type: ignore[return-value]  # a key
+        return found  # type: ignore[return-value]  # a key
     key = _canonical_key(program)
     _KEYS.put(same, None, program, key)
     return key

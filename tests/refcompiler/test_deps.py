@@ -94,3 +94,24 @@ def test_is_acyclic_is_networkx_s_answer(edges: list[tuple[str, str]]) -> None:
     g = nx.DiGraph(edges)
     g.add_node("lone")
     assert is_acyclic(g) == nx.is_directed_acyclic_graph(g)
+
+
+def test_save_cycles_broken_makes_each_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a save cycle: the graph itself and the one model made to look for
+    a cycle; with one: the graph with copies and its model, made once more (not
+    twice: the cyclic model is not made again to decide)."""
+    import networkx as nx
+
+    import refcompiler.deps as deps
+
+    acyclic = graph("g", [storage("P", P), storage("Q", P)], [save("s", "Q", "P"), node("r", OpKind.RELU, "P")])
+    cyclic = graph("c", [storage("A", P), storage("B", P)], [save("a_gets_b", "B", "A"), save("b_gets_a", "A", "B")])
+    real = deps.dependency_graph
+    for g, made in ((acyclic, 1), (cyclic, 2)):
+        calls: list[object] = []
+        monkeypatch.setattr(deps, "dependency_graph", lambda x: calls.append(x) or real(x))
+        got, model = deps.save_cycles_broken(g)
+        monkeypatch.undo()
+        assert len(calls) == made and calls[-1] is got
+        assert got == deps.break_save_cycles(g) and (got is g) == (made == 1)
+        assert list(model.edges(data=True)) == list(real(got).edges(data=True)) and nx.is_directed_acyclic_graph(model)

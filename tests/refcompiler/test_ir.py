@@ -98,8 +98,9 @@ def test_an_identity_table_answers_only_under_the_context_it_was_filled_in_and_e
     table, under, other = IdentityTable(2), object(), object()
     p, q, r = Program("p", (), ()), Program("q", (), ()), Program("r", (), ())
     table.put(("p",), under, p, "made for p")
-    assert table.get(("p",), under) == (p, "made for p")
+    assert table.get(("p",), under) == (p, "made for p") and table.result(("p",), under) == "made for p"
     assert table.get(("p",), other) is None and table.get(("q",), under) is None
+    assert table.result(("p",), other) is None and table.result(("q",), under) is None
     table.put(("q",), under, q, 1)
     table.put(("r",), under, r, 2)  # full: emptied first
     assert table.get(("p",), under) is None and table.get(("r",), under) == (r, 2)

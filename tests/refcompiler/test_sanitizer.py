@@ -49,3 +49,36 @@ def test_the_first_bad_byte_is_reported_dead_or_uninitialised() -> None:
         shadow.check_read(1, Operand(OperandKind.IN, "%a"), "%a", 8, 20)
     assert e.value.invariant == "IR-1" and "byte 16 of the arena" in str(e.value)
     assert np.array_equal(shadow.state[:16], np.full(16, INIT, np.uint8))
+
+
+ENTRY_SAVE = """\
+program "entry_save"
+buffer X : placeholder float32[4] init {"value": [1.0, 2.0, 3.0, 4.0]}
+buffer Y : placeholder float32[4] init {"value": [10.0, 20.0, 30.0, 40.0]}
+buffer out : placeholder float32[4]
+save s : X <- b
+save t : out
+peak_bytes 0
+"""
+
+
+def test_a_save_of_an_entry_value_read_after_its_placeholder_was_written_is_ir4_at_run_time() -> None:
+    """``t`` saves X's value at entry (``Save.producer`` None) into ``out``; ``b``
+    writes X itself (copy elimination of ``s``). Read before that write, the
+    entry value is copied; read after it, the value is gone: IR-4 at the copy,
+    as the IR verifier says, not a wrong ``out`` (SEM-1 naming no instruction)."""
+    from refcompiler.interpreter import execute
+    from refcompiler.ir_verifier import program_violations
+    from refcompiler.values import same_bits
+
+    first = parse_program(ENTRY_SAVE + "0: copy t(@out out, @in X)\n1: kernel b = neg(@out X, @in Y)\n")
+    got = execute(first, {})
+    assert same_bits(got["out"], np.array([1.0, 2.0, 3.0, 4.0], np.float32)) and same_bits(got["X"], -got["Y"])
+    late = parse_program(ENTRY_SAVE + "0: kernel b = neg(@out X, @in Y)\n1: copy t(@out out, @in X)\n")
+    with pytest.raises(InvariantViolation) as e:
+        execute(late, {})  # the verifier is not asked: the sanitizer alone
+    message = "placeholder X is read by save t, which saves its value at entry, after instruction 0 wrote it"
+    assert e.value.invariant == "IR-4" and e.value.instruction == 1 and message in str(e.value)
+    assert [v.invariant for v in program_violations(late)] == ["IR-4"] and message in str(program_violations(late)[0])
+    produced = parse_program(ENTRY_SAVE.replace("save t : out", "save t : out <- b") + "0: kernel b = neg(@out X, @in Y)\n1: copy t(@out out, @in X)\n")
+    assert same_bits(execute(produced, {})["out"], -got["Y"])  # a save of b's value reads it where b wrote it

@@ -75,6 +75,13 @@ def test_an_unsettled_case_compiles_the_same_program_again_and_is_no_finding():
                              "reason": "why", "difference": "run 1: o[0]", "nodes": 2}
 
 
+def test_an_unsettled_case_of_a_user_s_scheduler_records_it_and_its_order_as_given_less_unknown_names():
+    # what a finding's case records (fuzz.campaign.failure.scheduled_case): the order was stored unfiltered
+    u = Unsettled(PIPELINE, ScheduleChoice(ScheduleSource.SCHEDULER, None, "mine:schedule"), ("m", "junk", "s"), "why")
+    case = case_from_doc(unsettled_case(CampaignConfig(pipeline=PIPELINE), graph_from_doc(ADD), PASS, 7, u).case_doc)
+    assert (case.schedule, case.scheduler, case.scheduler_seed, case.scheduler_order) == (None, "mine:schedule", 7, ("m", "s"))
+
+
 def _kept(reason: str) -> UnsettledCase:
     return UnsettledCase(Unsettled("O2", None, None, reason), {}, 1)
 

@@ -197,3 +197,24 @@ def test_a_cse_that_takes_float_max_as_commutative_is_wrong_on_some_graph():
         merged = _commuted_max_merged(g)
         wrong += merged is not None and _runs_differ(g, merged)
     assert wrong >= 3, wrong
+
+
+@pytest.mark.parametrize("ints", [(0, 4), (-3, 3)], ids=["ids beyond the rows", "no ids"])
+def test_an_index_input_beyond_its_state_s_rows_is_an_internal_error_not_an_assert(ints):
+    """The recipe's promise is checked under ``python -O`` too (an assert was)."""
+    from refcompiler.errors import InternalError
+    from specs import TensorType
+
+    from fuzz.strategies.builder import Builder
+
+    b = Builder(RandomDraws(random.Random(0)), frozenset(), max_nodes=4)
+    ids = b.new_storage(TensorType((3,), Dtype.INT32), StorageKind.PLACEHOLDER, ints=ints)
+    grad = b.new_storage(TensorType((3, 2), Dtype.FLOAT32), StorageKind.PLACEHOLDER)
+    table = b.owned("e", "table", TensorType((2, 2), Dtype.FLOAT32))
+    with pytest.raises(InternalError, match=r"generator: e \(embedding_update\): its index input 'p0' holds .* beyond the 2 rows"):
+        b.add_node(OpKind.EMBEDDING_UPDATE, [ids, grad], state=(table,), name="e")
+    assert b.nodes == []
+    fits = b.new_storage(TensorType((3,), Dtype.INT32), StorageKind.PLACEHOLDER, ints=(0, 2))
+    assert b.add_node(OpKind.EMBEDDING_UPDATE, [fits, grad], state=(table,), name="e").name == "e"
+    with pytest.raises(InternalError, match="storage has at least one dimension"):
+        b.new_storage(TensorType((), Dtype.FLOAT32), StorageKind.PLACEHOLDER)

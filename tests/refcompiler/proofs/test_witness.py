@@ -168,3 +168,26 @@ def test_a_result_that_differs_between_schedules_is_a_miscompile(monkeypatch):
     result = confirm(g, cex)
     assert result.outcome == "miscompile"
     assert "schedule 2" in result.detail and "'loss'" in result.detail
+
+
+def _networkx_reading(problem, positions):  # type: ignore[no-untyped-def]
+    """What schedule_from_positions gave when it broke ties with networkx's sort."""
+    topo = {n: i for i, n in enumerate(nx.lexicographical_topological_sort(problem.deps, key=problem.graph.creation_order.__getitem__))}
+    return tuple(sorted(topo, key=lambda n: (positions[n], topo[n])))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_model_s_ties_are_broken_as_networkx_s_lexicographical_sort_broke_them(seed):
+    import random
+
+    from refcompiler.proofs.conflicts import prepare
+    from refcompiler.proofs.witness import schedule_from_positions
+
+    problems = [prepare(load_graph(p)) for p in EXAMPLES] + [prepare(large_graph(120, seed=seed))]
+    rng = random.Random(seed)
+    for problem in problems:
+        for spread in (1, 3, len(problem.graph.nodes)):  # one position for all, a few, about one each
+            positions = {n: rng.randrange(spread) for n in problem.deps}
+            assert schedule_from_positions(problem, positions) == _networkx_reading(problem, positions)
+    tied = {n: 0 for n in problems[-1].deps}
+    check_schedule(problems[-1].graph, schedule_from_positions(problems[-1], tied))
