@@ -16,6 +16,7 @@ from tests.fuzz.campaign.test_unsettled import ADD, PIPELINE
 
 def test_a_campaign_reports_what_the_symbolic_stage_left_unsettled_and_still_exits_0(capsys, tmp_path, monkeypatch):
     step = tmp_path / "step.md"
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # a campaign's commands carry the PYTHONPATH= it ran with
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     graph, out = tmp_path / "add.json", tmp_path / "out"
