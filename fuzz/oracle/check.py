@@ -100,10 +100,9 @@ def check_case(
     graph = case.graph
     if compiler is None and case.target is not None:  # a target's case: that target again
         compiler = case.target.spec
-    inputs = case_inputs(case)
-    carried = carry is not None and compiler is None
-    if carried:
-        ctx = carry.context(graph, case.expect, mutant, seed, symbolic, inputs)  # type: ignore[union-attr]  # carried: not None
+    inputs, carry = case_inputs(case), carry if compiler is None else None
+    if carry is not None:
+        ctx = carry.context(graph, case.expect, mutant, seed, symbolic, inputs)
     else:
         ctx = GraphContext(graph, case.expect, mutant, seed, inputs, symbolic=symbolic)
     if case.schedule is not None:
@@ -126,8 +125,8 @@ def check_case(
         clean = False
         if target is None or f.signature.matches(target):
             return CaseReport(f, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
-    if carried and clean:
-        carry.keep(ctx)  # type: ignore[union-attr]  # carried: not None
+    if carry is not None and clean:
+        carry.keep(ctx)
     return CaseReport(None, ctx.schedules, ctx.target_refused, ctx.seconds, ctx.scheduler_orders, tuple(ctx.symbolic_inconclusive))
 
 

@@ -267,7 +267,7 @@ class GraphContext:
 PER_CASE = frozenset({"schedules", "symbolic_inconclusive", "target_refused", "seconds", "scheduler_orders"})
 INPUT_BOUND = frozenset({"orders_checked", "_passed", "_passed_keys", "_passed_compiled", "_bound"})
 # entries (``_entries``) past which a carried context's tables start afresh
-CARRIED_ENTRIES = 4096
+CARRIED_ENTRIES = 1024
 # tables of facts about the graph alone, which a case never adds to before it knows them
 # (not even one that then fails): the contexts carried from one another share them
 GRAPH_SHARED = frozenset({"symbolic_seen", "_illegal", "_illegal_given", "_reproducible"})
