@@ -93,16 +93,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A directory holding a case file that is no regular file (a pipe, a device,
-    a link to nothing): pytest would leave it out, and the run pass where
-    ``refc replay`` calls it malformed. ``None`` leaves the rest to pytest."""
-    if (path / "__init__.py").exists() or not _unread_cases(path, parent.config):
-        return None
-    return CorpusDir.from_parent(parent, path=path)
-
-
 def _unread_cases(directory: Path, config: pytest.Config) -> list[Path]:
+    """The case files in ``directory`` that are no regular file (a pipe, a
+    device, a link to nothing), when it is under a ``--refc-corpus`` root:
+    nothing is listed, and nothing of refc imported, for any other directory."""
+    if not _under_roots(directory, config):
+        return []
     from fuzz.corpus import not_a_case_file
 
     try:
@@ -111,16 +107,26 @@ def _unread_cases(directory: Path, config: pytest.Config) -> list[Path]:
         return []
     # a link to a device resolves outside the roots: the directory, not the link, is under one
     return [p for p in entries if p.suffix == ".json" and not p.is_dir() and not_a_case_file(p) is not None
-            and _under_roots(directory, config) and _resolved(p) in _case_paths(config)]
+            and _resolved(p) in _case_paths(config)]
 
 
-class CorpusDir(pytest.Dir):
-    """A directory as pytest collects it, and its case files that are no regular file."""
+if hasattr(pytest, "Dir"):  # pytest 8 and later: directories are collected through a hook (before, the plugin goes without)
 
-    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        yield from super().collect()
-        for path in _unread_cases(self.path, self.config):
-            yield CorpusFile.from_parent(self, path=path)
+    def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        """A directory holding a case file that is no regular file: pytest would
+        leave it out, and the run pass where ``refc replay`` calls it
+        malformed. ``None`` leaves the rest to pytest."""
+        if (path / "__init__.py").exists() or not _unread_cases(path, parent.config):
+            return None
+        return CorpusDir.from_parent(parent, path=path)
+
+    class CorpusDir(pytest.Dir):
+        """A directory as pytest collects it, and its case files that are no regular file."""
+
+        def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+            yield from super().collect()
+            for path in _unread_cases(self.path, self.config):
+                yield CorpusFile.from_parent(self, path=path)
 
 
 class CorpusFile(pytest.File):
