@@ -55,11 +55,13 @@ def read_bounded(path: str | os.PathLike[str]) -> bytes:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Parse a JSON file (``read_bounded``); any failure is a ``MalformedInput`` naming the file."""
+    """Parse a JSON file (``read_bounded``); any failure is a ``MalformedInput``
+    naming the file. A UTF-8 byte order mark at the start, which some editors
+    write, is read past (JSON readers may ignore one)."""
     p = str(path)
     data = read_bounded(p)
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise MalformedInput(f"cannot read: {e}", path=p) from None
     if not text.strip():

@@ -150,3 +150,12 @@ def test_a_surrogate_pair_is_one_character_and_reads(tmp_path):
     path = tmp_path / "g.json"
     path.write_text('{"found_by": "\\ud83d\\ude00 \\\\ud800"}')
     assert read_json(path) == {"found_by": "\U0001F600 \\ud800"}
+
+
+def test_a_byte_order_mark_at_the_start_is_read_past_and_nowhere_else(tmp_path):
+    path = tmp_path / "g.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"a": 1}')
+    assert read_json(path) == {"a": 1}
+    path.write_bytes(b'{"a": 1}\xef\xbb\xbf')  # inside the text it is a character, and no JSON
+    with pytest.raises(MalformedInput, match="not valid JSON"):
+        read_json(path)
