@@ -25,6 +25,7 @@ from refcompiler.collector import fewer_collections
 from refcompiler.errors import InternalError, LimitExceeded, UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_json import graph_to_doc
+from refcompiler.passes import reproducible
 
 from fuzz.campaign.cases import Case3, fuzz_cases, input_seeds, random_case
 from fuzz.campaign.config import END_MARGIN, HARD_GRACE, CampaignConfig
@@ -34,6 +35,7 @@ from fuzz.campaign.repeatable import no_local_constants
 from fuzz.campaign.unsettled import MAX_KEPT, UnsettledCase, kind_of, unsettled_case
 from fuzz.case import Case, Expect, ExpectKind
 from fuzz.oracle import Bug, Carry, Finding, Signature, Unsettled
+from fuzz.schedules import is_plugin
 from fuzz.shrink import graph_size
 from fuzz.strategies.draws import Choice, OneExample
 
@@ -176,6 +178,11 @@ class _ChunkRun:
         self.state = ChunkState()
         # what one case of the graph of ``--graph`` leaves the next
         self.carry = Carry(self.config.graph) if self.config.graph is not None else None
+        # only refc's own code is known not to look at the seeds a graph's storages
+        # carry (a user's pass sees them in the program's buffers, a target in the graph)
+        config = self.config
+        self.seeds_as_inputs = (config.target is None and reproducible(config.pipeline)
+                                and not any(is_plugin(s) for s in config.schedulers))
         if task.deadline is not None:
             self.state.end = task.deadline + self.config.shrink_grace + HARD_GRACE - END_MARGIN
 
@@ -206,9 +213,13 @@ class _ChunkRun:
         """The case checked for ``graph``: under ``--graph``, a copy of the
         graph with other seeds (``one_graph_case``) is the graph itself with
         those values as input overrides, which checks alike and lets the
-        chunk's ``Carry`` start from what earlier cases of the graph left."""
+        chunk's ``Carry`` start from what earlier cases of the graph left.
+        Not when a user's pass or scheduler or an external target is under
+        test (``seeds_as_inputs``): that code sees the graph's seeds (a
+        program's buffers carry them), and would compile the graph itself
+        where the campaign means it to compile the copy."""
         given = self.config.graph
-        seeds = input_seeds(graph, given) if given is not None else None
+        seeds = input_seeds(graph, given) if given is not None and self.seeds_as_inputs else None
         if seeds is None:
             return Case(graph, expect, self.config.pipeline)
         return Case(given, expect, self.config.pipeline, inputs=seeds)  # type: ignore[arg-type]  # seeds: given is set

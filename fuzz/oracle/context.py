@@ -73,6 +73,8 @@ class GraphContext:
     target_refused: str | None = None  # why an external target refused the graph (not a finding)
     # canonical keys of the programs validated with no counterexample
     symbolic_seen: set[tuple] = field(default_factory=set, repr=False)
+    # those Z3 gave no answer for in time (``Validation.unknown``): this case's own, as another try may answer
+    symbolic_unknown: set[tuple] = field(default_factory=set, repr=False)
     seconds: Counter[str] = field(default_factory=Counter, repr=False)  # wall-clock seconds by stage (``chain``)
     # the order each scheduler asked gave, by (scheduler, seed): a user's may differ when asked again
     scheduler_orders: dict[tuple[str, int], tuple[str, ...]] = field(default_factory=dict, repr=False)
@@ -101,7 +103,8 @@ class GraphContext:
         (the reference runs; the orders checked, which are not counted again;
         the programs that passed, which are not run again). The case's own
         record is not kept (``PER_CASE``: its count, time, scheduler answers
-        and what it left unsettled). Each check is a deterministic function
+        and what it left unsettled, the programs Z3 gave no answer for in
+        time included, which the next case validates again). Each check is a deterministic function
         of what its result is kept under, as within one case; a user's
         scheduler is still asked, and a user's pass still run, every time."""
         same_inputs = not inputs and not self.inputs
@@ -264,7 +267,7 @@ class GraphContext:
 
 # ``GraphContext`` fields that are a case's own record, not knowledge of its graph, and
 # those that are knowledge of its runs on its inputs, besides ``reference`` (``carried``)
-PER_CASE = frozenset({"schedules", "symbolic_inconclusive", "target_refused", "seconds", "scheduler_orders"})
+PER_CASE = frozenset({"schedules", "symbolic_inconclusive", "symbolic_unknown", "target_refused", "seconds", "scheduler_orders"})
 INPUT_BOUND = frozenset({"orders_checked", "_passed", "_passed_keys", "_passed_compiled", "_bound"})
 # entries (``_entries``) past which a carried context's tables start afresh
 CARRIED_ENTRIES = 1024

@@ -53,7 +53,9 @@ MAX_ELEMENTS = 1024
 @dataclass(frozen=True)
 class Validation:
     """``differences``: the elements that are not equal by construction
-    (``"run 1: p[3]"``); ``inputs``: the confirmed counterexample's values."""
+    (``"run 1: p[3]"``); ``inputs``: the confirmed counterexample's values;
+    ``unknown``: inconclusive because Z3 gave no answer in time, which another
+    try (less load, more time) may give: not a function of the program alone."""
 
     verdict: Verdict
     detail: str
@@ -64,6 +66,7 @@ class Validation:
     used_z3: bool = False
     terms: int = 0
     seconds: float = 0.0
+    unknown: bool = False
 
 
 def small_enough(graph: Graph) -> bool:
@@ -190,10 +193,10 @@ def validate_compiled(
                                                "the inputs): there is nothing to compare, not proved", start, base)
         if runs_at_all is smt.SatResult.UNKNOWN:
             return _done(Verdict.INCONCLUSIVE, f"Z3 could not tell within {timeout:g} s whether any input value lets the "
-                                               "reference run: not proved", start, base)
+                                               "reference run: not proved", start, base, unknown=True)
         return _done(Verdict.PROVED, f"proved by Z3, {SCOPE}", start, base)
     if answer is smt.SatResult.UNKNOWN:
-        return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base)
+        return _done(Verdict.INCONCLUSIVE, f"Z3 gave no answer within {timeout:g} s (unknown): not proved", start, base, unknown=True)
     return _counterexample(graph, compiled, solver, encoder, ref.symbols, ref.float_constants, start, base)
 
 

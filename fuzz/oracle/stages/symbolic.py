@@ -48,8 +48,8 @@ def check(ctx: RunContext) -> Finding | None:
     if ctx.compiled is None or ctx.got is None or not g.symbolic_enabled:
         return None  # nothing ran, or the stage is off for this graph
     key = ctx.key if ctx.key is not None else canonical_key(ctx.compiled.program)  # equal keys: equal canonical text
-    if key in g.symbolic_seen:
-        return None  # this program was validated already, with no counterexample
+    if key in g.symbolic_seen or key in g.symbolic_unknown:
+        return None  # this program was validated already (in this case, when Z3 gave no answer), with no counterexample
     try:
         reference = g.symbolic_reference  # outside the mutant: the oracle
         with activate(g.mutant):
@@ -62,7 +62,8 @@ def check(ctx: RunContext) -> Finding | None:
         first = v.differences[0] if v.differences else None
         g.symbolic_inconclusive.append(Unsettled(ctx.pipeline, ctx.choice, ctx.order, v.detail, first))
     if v.verdict is not Verdict.COUNTEREXAMPLE:
-        g.symbolic_seen.add(key)
+        # a verdict of the program alone is carried to later cases (``GraphContext.carried``); Z3's silence is not
+        (g.symbolic_unknown if v.unknown else g.symbolic_seen).add(key)
         return None
     storage = _first_storage(v.differences)
     where = locate_writers(g.graph, storage) if storage else Location()

@@ -132,6 +132,28 @@ def test_a_graph_campaign_carries_each_case_of_its_graph_object_to_the_next(monk
     assert len(references) == 30 - itself + 1 and sum(not inputs for inputs in references) == 1
 
 
+@pytest.mark.parametrize(
+    ("options", "as_inputs"),
+    [({}, True), ({"pipeline": "O0,mine:p"}, False), ({"schedulers": ("topo", "mine:s")}, False), ({"target": "onnxruntime"}, False)],
+)
+def test_a_graph_campaign_checks_a_copy_with_other_seeds_as_that_copy_where_a_users_code_sees_them(options, as_inputs):
+    """A user's pass or scheduler, or a target, may read the seeds a graph
+    carries (a program's buffers keep them): it is given the copy the campaign
+    drew, not the graph with the copy's values as inputs."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from refcompiler.graph import Init
+    from refcompiler.graph_json import load_graph
+
+    graph = load_graph(Path(__file__).resolve().parents[3] / "examples" / "read_then_save.json")
+    seeded = next(s for s in graph.storage if s.init is not None and s.init.seed is not None and s.kind.value != "constant")
+    copy = replace(graph, storage=tuple(replace(s, init=Init(seed=s.init.seed + 1)) if s is seeded else s for s in graph.storage))
+    config = CampaignConfig(budget=None, max_cases=1, out=None, graph=graph, graph_file="g.json", **options)
+    case = _ChunkRun(Chunk(0, chunk_seed(2, 0), 1, config))._case(copy, PASS)
+    assert (case.graph is graph, case.inputs) == ((True, ((seeded.name, Init(seed=seeded.init.seed + 1)),)) if as_inputs else (False, ()))
+
+
 @pytest.mark.parametrize("limit", ["REFC_MAX_BYTES", "REFC_MAX_ELEMENTS"])
 def test_a_generated_graph_beyond_a_limit_the_user_set_is_bad_usage_not_a_finding(monkeypatch, limit):
     """Limits set below what the generator draws (REFC_MAX_BYTES=100): the chunk

@@ -63,6 +63,17 @@ def test_a_sharing_pass_that_forgets_other_operands_is_caught_and_replays():
     assert replay(replace(case, pipeline="forgetful_sharing:fixed")) is None
 
 
+def test_a_graph_campaign_gives_a_users_pass_the_seeds_of_each_case():
+    # sgd_momentum's seeds add up to 50: the pass is wrong only for the fresh seeds some cases draw,
+    # which it must see in the programs it is given (not the graph's own, with the fresh values as inputs)
+    graph = load_graph(Path(__file__).resolve().parents[3] / "examples" / "sgd_momentum.json")
+    config = CampaignConfig(max_cases=30, chunk_cases=30, seed=4, pipeline="seed_keyed_pass:on_some_seeds", graph=graph,
+                            graph_file="sgd_momentum.json", symbolic=False, **QUICK)
+    failure, case = _only_case(run_campaign(config))
+    assert failure.signature.invariant == "SEM-1" and case.pipeline == "seed_keyed_pass:on_some_seeds"
+    assert sum(s.init.seed for s in case.graph.storage if s.init is not None and s.init.seed is not None) % 3 == 0
+
+
 def test_a_plugin_calling_sys_exit_is_a_finding_naming_it():
     config = CampaignConfig(max_cases=3, chunk_cases=3, seed=0, schedulers=("exiting_scheduler:schedule",), **QUICK)
     summary = run_campaign(config)

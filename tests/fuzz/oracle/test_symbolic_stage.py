@@ -81,3 +81,25 @@ def test_a_program_seen_again_is_not_validated_again(monkeypatch: pytest.MonkeyP
         run = RunContext(g, choice, pipeline, compiled=compiled, order=compiled.schedule, got=reference_runs(graph))
         assert symbolic.check(run) is None
     assert [c.program.passes for c in calls] == [compile_graph(graph, pipeline=p).program.passes for p in ("O0", "O2")]
+
+
+@pytest.mark.parametrize("unknown", [True, False])
+def test_a_program_z3_gave_no_answer_for_is_validated_again_by_a_later_case_only(monkeypatch: pytest.MonkeyPatch, unknown):
+    """Z3's silence (``Validation.unknown``: a timeout, which load decides) is
+    the case's own: a later case carried from it (``GraphContext.carried``)
+    tries that program again; an inconclusive verdict of the program alone (a
+    difference the concrete run does not confirm) is carried. Within one case
+    neither is validated twice."""
+    from refcompiler.symbolic.validate import Validation, Verdict
+
+    calls: list[object] = []
+    answer = Validation(Verdict.INCONCLUSIVE, "no answer in time" if unknown else "the concrete run agrees", 2, (), unknown=unknown)
+    monkeypatch.setattr(symbolic, "validate_compiled", lambda graph, compiled, **kw: calls.append(compiled) or answer)
+    graph = load_graph(ROOT / "examples" / "sgd_momentum.json")
+    g = GraphContext(graph, symbolic=True)
+    choice = ScheduleChoice(ScheduleSource.SCHEDULER, None, "topo")
+    compiled = compile_graph(graph)
+    for ctx in (g, g, g.carried(1)):
+        run = RunContext(ctx, choice, "O0", compiled=compiled, order=compiled.schedule, got=reference_runs(graph))
+        assert symbolic.check(run) is None
+    assert len(calls) == (2 if unknown else 1) and len(g.symbolic_inconclusive) == 1
