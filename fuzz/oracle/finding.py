@@ -66,8 +66,10 @@ class Signature:
     @property
     def slug(self) -> str:
         """A file-name friendly form, e.g. ``SEM-1.differential.save``,
-        ``OWN-2.verify.none`` or ``IR-6.compile.share_buffers``."""
-        parts = [self.invariant, self.stage] + ([self.blame] if self.blame else [])
+        ``OWN-2.verify.none`` or ``IR-6.compile.share_buffers``; a user's
+        scheduler ``my_sched:schedule`` as ``my_sched.schedule`` (no colon,
+        which some file systems refuse)."""
+        parts = [self.invariant, self.stage] + ([self.blame.replace(":", ".")] if self.blame else [])
         if self.blame and not self.kinds:
             return ".".join(parts)
         return ".".join([*parts, "-".join(self.kinds) or "none"])

@@ -29,7 +29,7 @@ from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
 from refcompiler.schedulers.topo import topo_schedule
 
-__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "run_scheduler", "scheduler_calls", "order_names", "kahn"]
+__all__ = ["Scheduler", "SCHEDULERS", "resolve_scheduler", "blamed_as", "run_scheduler", "scheduler_calls", "order_names", "kahn"]
 
 Scheduler = Callable[[Graph, nx.DiGraph, int], Sequence[str]]
 
@@ -58,6 +58,19 @@ def resolve_scheduler(spec: str) -> Scheduler:
     return scheduler  # type: ignore[return-value]
 
 
+def blamed_as(scheduler: str | Scheduler) -> str:
+    """The component a finding against ``scheduler`` blames (``Signature.blame``):
+    ``scheduler`` for refc's own, whose faults are in refc's dependency model
+    or a mutant; a user's by its function's ``module:qualname``
+    (``my_sched:schedule``), as a user's pass is by its name, so that the
+    finding says whose order it was and two users' schedulers are two bugs."""
+    pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
+    if pick in SCHEDULERS.values():
+        return "scheduler"
+    named = pick if hasattr(pick, "__qualname__") else type(pick)  # an object with __call__: its class
+    return f"{getattr(named, '__module__', None) or '?'}:{named.__qualname__}"
+
+
 def run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, seed: int) -> object:
     """What the scheduler returns, unchecked (``order_names`` checks its form,
     ``refcompiler.deps.check_schedule`` its legality); the built-ins are
@@ -76,9 +89,8 @@ def scheduler_calls(scheduler: str | Scheduler) -> Iterator[Callable[[Graph, nx.
     if pick in SCHEDULERS.values():
         yield pick
         return
-    qualname = getattr(pick, "__qualname__", None)
-    name = f"{getattr(pick, '__module__', '?')}:{qualname}" if qualname else repr(pick)
-    with untrusted_calls(f"the scheduler {name}", blame="scheduler") as call:
+    name = blamed_as(pick)
+    with untrusted_calls(f"the scheduler {name}", blame=name) as call:
         # copies: the order is checked against ``deps`` and compiled from ``graph``,
         # which a user's code must not edit (the graph's nodes and storage are
         # frozen; what it can change is the graph object and its cached tables)

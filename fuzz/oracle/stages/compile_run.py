@@ -24,7 +24,7 @@ from __future__ import annotations
 from refcompiler.driver import compile_graph, compile_order, run_compiled_each, scheduler_order
 from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
 from refcompiler.mutants import activate
-from refcompiler.schedulers import resolve_scheduler
+from refcompiler.schedulers import blamed_as, resolve_scheduler
 from refcompiler.symbolic.schedules import canonical_key
 
 from fuzz.oracle.context import RunContext
@@ -86,7 +86,8 @@ def _compile(ctx: RunContext) -> Finding | None:
         # a scheduler's order the driver rejects is kept with the finding (as data:
         # a stored case carries it, and ``refc show`` draws its broken edges)
         order = ctx.answer.order if ctx.given is None and e.invariant == "SCH-1" else None
-        return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame_of(e), order=order, **ctx.where)  # type: ignore[arg-type]
+        blame = _scheduler_blame(ctx) if e.invariant == "SCH-1" else blame_of(e)
+        return Finding(Stage.COMPILE, e.invariant, e.detail, where, blame=blame, order=order, **ctx.where)  # type: ignore[arg-type]
     except RefCompilerError as e:
         # a user's pass or scheduler that raised (or returned no program) is blamed by name, as its violations are
         blame = e.component if isinstance(e, ExecutionError) else ""
@@ -131,7 +132,14 @@ def _scheduled_legally(ctx: RunContext) -> Finding | None:
     # not a permutation: the nodes missing or extra are the ones involved
     involved = wrong.names or tuple(sorted(set(ctx.order) ^ set(g.prepared.node_by_name)))
     where = locate(involved, g.graph, g.prepared, scheduled, site=wrong.names[-1:])
-    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, blame="scheduler", **ctx.where)  # type: ignore[arg-type]
+    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, blame=_scheduler_blame(ctx), **ctx.where)  # type: ignore[arg-type]
+
+
+def _scheduler_blame(ctx: RunContext) -> str:
+    """Whom an illegal order blames: the choice's scheduler that gave it, a
+    user's by its name (``blamed_as``); a given order, ``scheduler``: refc's
+    own dependency check, which let it through."""
+    return blamed_as(ctx.choice.scheduler or "topo") if ctx.given is None else "scheduler"
 
 
 def _execute(ctx: RunContext) -> Finding | None:

@@ -35,7 +35,8 @@ def _only_case(summary):
 def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
     config = CampaignConfig(max_cases=15, chunk_cases=15, seed=0, max_nodes=6, schedulers=("flaky_scheduler:schedule",), **QUICK)
     failure, case = _only_case(run_campaign(config))
-    assert failure.signature.invariant == "SCH-1"
+    # blamed by its name, as a user's pass is: whose order it was, not refc's scheduler
+    assert failure.signature.invariant == "SCH-1" and failure.signature.blame == "flaky_scheduler:schedule"
     assert case.scheduler == "flaky_scheduler:schedule" and case.scheduler_seed is not None and case.schedule is None
     # the order it produced is kept as data, for `refc show` to draw its broken edge: names of
     # the graph, or of the graph the compiler schedules (the private copies that break a save cycle)
@@ -96,7 +97,7 @@ def test_a_scheduler_that_hangs_is_a_timeout_and_no_step_of_shrinking_waits_for_
     # blamed on the scheduler, with the line of its code where the limit struck
     assert failure.explanation.startswith("timeout in the scheduler sleepy_scheduler:schedule (at ")
     assert "sleepy_scheduler.py:7 in schedule): the case ran past its time limit of 0.2 s" in failure.explanation
-    assert str(failure.signature) == "error at compile by scheduler"
+    assert str(failure.signature) == "error at compile by sleepy_scheduler:schedule"
     assert failure.reproduces  # its replay timed out the same way, within the limit
 
 

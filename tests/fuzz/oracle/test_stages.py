@@ -158,7 +158,7 @@ def test_a_user_scheduler_or_pass_that_fails_is_blamed_by_name():
     by_scheduler = check(graph, scheduler=f"{__name__}:raising_scheduler", proof=False)
     by_pass = check(graph, pipeline=f"{__name__}:RAISING", proof=False)
     by_nothing = check(graph, pipeline=f"{__name__}:RETURNING_NOTHING", proof=False)
-    assert by_scheduler is not None and by_scheduler.stage is Stage.COMPILE and by_scheduler.blame == "scheduler"
+    assert by_scheduler is not None and by_scheduler.stage is Stage.COMPILE and by_scheduler.blame == f"{__name__}:raising_scheduler"
     assert "raised RuntimeError: the scheduler's own bug" in by_scheduler.explanation
     assert by_pass is not None and by_pass.blame == "raising_pass" and str(by_pass.signature) == "error at compile by raising_pass"
     assert by_nothing is not None and by_nothing.blame == "pass_returning_nothing"
@@ -290,6 +290,7 @@ def test_signature_text_and_slug():
     assert str(sig) == "SEM-1 at differential [add, save]"
     assert sig.slug == "SEM-1.differential.add-save"
     assert Signature("OWN-1", "verify", ()).slug == "OWN-1.verify.none"
+    assert Signature("SCH-1", "compile", (), "my_sched:schedule").slug == "SCH-1.compile.my_sched.schedule"
 
 
 def test_a_difference_prints_values_without_numpy_reprs():
