@@ -16,11 +16,12 @@ from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
 
 from fuzz.campaign.config import HARD_GRACE, CampaignConfig
+from fuzz.campaign.fresh import NoAnswer, fresh_signature
 from fuzz.campaign.live import running
 from fuzz.case import Case, Expect, ExpectKind, FindingRecord, TargetRecord, case_from_doc, case_to_doc, whole_order
 from fuzz.corpus import replay
 from fuzz.oracle import Bug, Carry, CaseReport, Finding, Signature, Stage, check_case, legal_on_correct_compiler
-from fuzz.replay import case_problem
+from fuzz.replay import case_problem, plugin_modules
 from fuzz.schedules import ScheduleChoice, ScheduleSource, is_plugin
 from fuzz.shrink import breaks_only, reduce_graph, valid
 from fuzz.time_limit import CaseTimeout, time_limit
@@ -101,6 +102,8 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
         why = "replaying the stored case finds nothing"
     elif again.signature != sig:
         why = f"replaying the stored case finds {again.signature} instead"
+    elif plugin_modules(stored):
+        why = _alone(config, doc, sig)
     return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), why is None, passes_without, why)
 
 
@@ -212,6 +215,27 @@ def _target_record(config: CampaignConfig, finding: Finding) -> TargetRecord | N
     keys = tuple(c.key for c in resolve_target(config.target).configurations())
     failing, passing = finding.configurations or (None, None)
     return TargetRecord(config.target, keys, failing, passing)
+
+
+def _alone(config: CampaignConfig, doc: dict[str, Any], sig: Signature) -> str | None:
+    """Why the stored case of a user's plug-in, which reproduced in this
+    process, does not in a fresh one, as ``refc replay`` replays it: the
+    plug-in's answer depended on more than the case (state it kept from the
+    campaign's earlier calls, such as orders memoised by the graph's name, or
+    its own randomness). ``None`` when it reproduces there, or when no answer
+    came before the chunk's time was up (then this process's replay stands)."""
+    try:
+        limit, _ = _limit(config)
+        again = fresh_signature(doc, config.mutant, limit)
+    except CaseCut:
+        return None
+    except NoAnswer as e:
+        return f"replaying the stored case in a fresh process (as refc replay does): {e}"
+    if again == "timeout" or again == sig.to_doc():
+        return None
+    found = "nothing" if again is None else str(Signature(**{**again, "kinds": tuple(again["kinds"])}))  # type: ignore[arg-type, dict-item]
+    return (f"replaying the stored case in a fresh process (as refc replay does) finds {found}: the plug-in's answer "
+            "depends on more than the case (state kept from earlier calls in the campaign's process, or randomness)")
 
 
 def _reproduces(config: CampaignConfig, case: Case, sig: Signature) -> bool:

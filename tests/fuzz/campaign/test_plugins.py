@@ -50,6 +50,20 @@ def test_a_scheduler_wrong_on_one_pick_in_fifty_is_caught_and_replays():
     assert replay(replace(case, scheduler="flaky_scheduler:fixed")) is None
 
 
+def test_a_scheduler_that_keeps_state_between_calls_is_not_said_to_reproduce():
+    # in the campaign's process its stale order fails on any graph (shrunk to none);
+    # `refc replay` runs the case in a fresh process, where it passes, and the campaign says so
+    config = CampaignConfig(max_cases=5, chunk_cases=5, seed=0, schedulers=("memo_scheduler:schedule",), **QUICK)
+    (failure,) = run_campaign(config).found.values()
+    assert str(failure.signature) == "SCH-1 at compile by memo_scheduler:schedule"
+    assert not failure.reproduces
+    assert failure.not_reproduced.startswith("replaying the stored case in a fresh process (as refc replay does) finds nothing: ")
+    import memo_scheduler
+
+    memo_scheduler._BY_NAME.clear()  # as a fresh process has it: the stored case passes
+    assert replay(case_from_doc(failure.case_doc)) is None
+
+
 def test_a_sharing_pass_that_forgets_other_operands_is_caught_and_replays():
     # the hazard (sgd_momentum reading, as its gradient, the buffer its result takes over)
     # is drawn about once in 200 generated cases, so the campaign runs over one graph that
