@@ -129,7 +129,7 @@ def _elements(value: object, origin: str) -> list[tuple[str, Pass]]:
             loaded = load_attribute(value, "pipeline")
             if not callable(loaded):
                 raise UsageError(f"pipeline {origin}: {value} is not a pass")
-            return [(value, loaded)]  # type: ignore[list-item]
+            return [(_name_of(loaded), loaded)]  # type: ignore[arg-type]
         if value.strip() in PIPELINES:
             return [_by_name(name) for name in PIPELINES[value.strip()]]
         return [_by_name(value.strip())]
@@ -139,13 +139,17 @@ def _elements(value: object, origin: str) -> list[tuple[str, Pass]]:
 
 
 def _name_of(run: Callable[..., object]) -> str:
-    """A pass function's name: its ``__name__``; for a user's pass named as a
-    built-in one, ``module.qualname`` (``my_passes.share_buffers``), so that a
-    finding blaming it, or ``--print-after``, never names refc's own pass."""
-    name = getattr(run, "__name__", repr(run))
-    if name not in PASSES or PASSES[name] is run:
-        return name
-    return f"{getattr(run, '__module__', None) or '?'}.{getattr(run, '__qualname__', name)}"
+    """A pass function's name: a built-in pass's name (``share_buffers``); a
+    user's ``module.qualname`` (``my_passes.share_buffers``,
+    ``my_passes.Fold.apply``), so that a finding blaming it, or
+    ``--print-after``, never names refc's own pass, and two users' passes of
+    one name (``a.run``, ``b.run``) are told apart. A callable object with no
+    ``__qualname__``: its class's."""
+    for name, known in PASSES.items():
+        if known is run:
+            return name
+    named = run if hasattr(run, "__qualname__") else type(run)
+    return f"{getattr(named, '__module__', None) or '?'}.{named.__qualname__}"
 
 
 # What a string of built-in names resolved to (``resolve_pipeline``), by the

@@ -136,10 +136,10 @@ def test_a_picture_asked_for_when_a_pass_breaks_the_ir_is_of_that_ir_with_the_fa
     monkeypatch.syspath_prepend(str(tmp_path))
     path = ROOT / "examples" / "sgd_momentum.json"
     code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early", "--format", "dot")
-    assert code == 1 and "after pass free_early: IR-1" in err
+    assert code == 1 and "after pass h_free_early.free_early: IR-1" in err
     pic = read(out)
     (marked,) = [v for v, a in pic.vertices.items() if a.get("penwidth") == "3"]
-    assert pic.edges_between("fault", marked) and "after pass free_early: IR-1" in pic.vertices["fault"]["label"].replace("\n", " ")
+    assert pic.edges_between("fault", marked) and "after pass h_free_early.free_early: IR-1" in pic.vertices["fault"]["label"].replace("\n", " ")
     # text output: no picture, the error as before
     code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early")
     assert code == 1 and out == "" and "IR-1" in err
@@ -183,12 +183,12 @@ def test_print_after_shows_the_ir_each_stage_left_on_stderr(capsys, tmp_path: Pa
     (tmp_path / "h_free_early.py").write_text(FREE_EARLY)
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE", "--allow-plugin", "h_free_early",
-                          "--print-after", "free_early")
-    assert code == 1 and err.index("; IR after pass free_early\n") < err.index("after pass free_early: IR-1")
+                          "--print-after", "h_free_early.free_early")
+    assert code == 1 and err.index("; IR after pass h_free_early.free_early\n") < err.index("after pass h_free_early.free_early: IR-1")
     # a pass of the pipeline that never ran (the one before it broke the IR) is said so
     code, out, err = refc(capsys, "compile", path, "--pipeline", "h_free_early:PIPELINE,share_buffers", "--allow-plugin",
                           "h_free_early", "--print-after", "share_buffers")
-    assert code == 1 and "--print-after share_buffers: no such stage ran (stages: lowering, free_early)" in err
+    assert code == 1 and "--print-after share_buffers: no such stage ran (stages: lowering, h_free_early.free_early)" in err
 
 
 def test_print_after_of_a_program_the_text_form_cannot_hold(capsys, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -196,5 +196,5 @@ def test_print_after_of_a_program_the_text_form_cannot_hold(capsys, tmp_path: Pa
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, err = refc(capsys, "compile", ROOT / "examples" / "sgd_momentum.json", "--pipeline", "h_junk:PIPELINE",
                           "--allow-plugin", "h_junk", "--print-after-all")
-    assert code == 1 and "; IR after pass junk\n; (this program cannot be printed: " in err
-    assert "after pass junk: IR-1: the pass returned a program whose instruction " in err
+    assert code == 1 and "; IR after pass h_junk.junk\n; (this program cannot be printed: " in err
+    assert "after pass h_junk.junk: IR-1: the pass returned a program whose instruction " in err

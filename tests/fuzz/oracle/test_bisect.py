@@ -76,12 +76,12 @@ def test_nothing_is_blamed_when_o0_is_wrong_on_the_inputs_already():
     "module,pipeline,culprit",
     [
         # wrong on every other call: before the bisection is done, some call answered otherwise
-        ("unstable_pass", "unstable_pass:drop_every_other", "drop_every_other"),
+        ("unstable_pass", "unstable_pass:drop_every_other", "unstable_pass.drop_every_other"),
         # wrong on its first call only: the eight calls that look for a pass answering otherwise
         # all give one program (a pass wrong on one call in ten went unblamed four times in ten)
-        ("rarely_unstable_pass", "rarely_unstable_pass:drop_on_first_call", "drop_on_first_call"),
+        ("rarely_unstable_pass", "rarely_unstable_pass:drop_on_first_call", "rarely_unstable_pass.drop_on_first_call"),
         # two user's passes: the one whose prefix compiles to programs that print differently
-        ("unstable_pass", "unstable_pass:unchanged,unstable_pass:drop_every_other", "drop_every_other"),
+        ("unstable_pass", "unstable_pass:unchanged,unstable_pass:drop_every_other", "unstable_pass.drop_every_other"),
     ],
 )
 def test_a_pass_that_compiles_otherwise_from_call_to_call_is_blamed_as_such(monkeypatch, module, pipeline, culprit):

@@ -160,9 +160,9 @@ def test_a_user_scheduler_or_pass_that_fails_is_blamed_by_name():
     by_nothing = check(graph, pipeline=f"{__name__}:RETURNING_NOTHING", proof=False)
     assert by_scheduler is not None and by_scheduler.stage is Stage.COMPILE and by_scheduler.blame == f"{__name__}:raising_scheduler"
     assert "raised RuntimeError: the scheduler's own bug" in by_scheduler.explanation
-    assert by_pass is not None and by_pass.blame == "raising_pass" and str(by_pass.signature) == "error at compile by raising_pass"
-    assert by_nothing is not None and by_nothing.blame == "pass_returning_nothing"
-    assert by_nothing.explanation == "ExecutionError: pass pass_returning_nothing returned NoneType, not a Program"
+    assert by_pass is not None and by_pass.blame == f"{__name__}.raising_pass" and str(by_pass.signature) == f"error at compile by {__name__}.raising_pass"
+    assert by_nothing is not None and by_nothing.blame == f"{__name__}.pass_returning_nothing"
+    assert by_nothing.explanation == f"ExecutionError: pass {__name__}.pass_returning_nothing returned NoneType, not a Program"
     assert len({by_scheduler.signature, by_pass.signature, by_nothing.signature}) == 3
 
 

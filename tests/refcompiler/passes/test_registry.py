@@ -79,7 +79,8 @@ def test_sequence_of_names_and_functions():
     def mine(p: Program) -> Program:
         return p
 
-    assert resolve_pipeline(["sink_alloc", mine]) == [("sink_alloc", PASSES["sink_alloc"]), ("mine", mine)]
+    # a user's pass is named module.qualname: two users' passes named alike are two passes
+    assert resolve_pipeline(["sink_alloc", mine]) == [("sink_alloc", PASSES["sink_alloc"]), (f"{__name__}.{mine.__qualname__}", mine)]
     with pytest.raises(UsageError):
         resolve_pipeline(["sink_alloc", 3])  # type: ignore[list-item]
 
@@ -88,7 +89,7 @@ def test_a_pipeline_name_in_a_list_stands_for_its_passes(user_module):
     """``["O2", my_pass]``: O2, then the user's pass (it was "unknown pass 'O2'",
     while the message listed O2 among the pipelines it knows)."""
     user_module.AFTER_O2 = ["O2", user_module.identity]
-    want = [*PIPELINES["O2"], "identity"]
+    want = [*PIPELINES["O2"], "user_passes_for_test.identity"]
     assert [name for name, _ in resolve_pipeline(["O2", user_module.identity])] == want
     assert [name for name, _ in resolve_pipeline("user_passes_for_test:AFTER_O2")] == want
 
@@ -100,6 +101,7 @@ def user_module():
     def identity(p: Program) -> Program:
         return p
 
+    identity.__module__, identity.__qualname__ = module.__name__, "identity"  # as if defined there
     module.identity = identity
     module.LIST = ["delete_dead_allocs", identity]
     module.factory = lambda: ["hoist_dealloc"]
@@ -112,12 +114,12 @@ def user_module():
 def test_module_attribute(user_module):
     assert resolve_pipeline("user_passes_for_test:LIST") == [
         ("delete_dead_allocs", PASSES["delete_dead_allocs"]),
-        ("identity", user_module.identity),
+        ("user_passes_for_test.identity", user_module.identity),
     ]
     assert resolve_pipeline("user_passes_for_test:factory") == [("hoist_dealloc", PASSES["hoist_dealloc"])]
-    assert resolve_pipeline("user_passes_for_test:identity") == [("identity", user_module.identity)]
+    assert resolve_pipeline("user_passes_for_test:identity") == [("user_passes_for_test.identity", user_module.identity)]
     mixed = resolve_pipeline("O2, user_passes_for_test:identity")
-    assert [name for name, _ in mixed] == [*PIPELINES["O2"], "identity"]
+    assert [name for name, _ in mixed] == [*PIPELINES["O2"], "user_passes_for_test.identity"]
     with pytest.raises(UsageError):
         resolve_pipeline("user_passes_for_test:NOT_A_PIPELINE")
 
