@@ -233,6 +233,14 @@ def _verified(program: Program, stage: str, context: tuple[object, tuple[int, ..
         raise fault
 
 
+def _how_changed(name: str, old: dict[str, Buffer], new: dict[str, object]) -> str:
+    """What became of module buffer ``name``: `` (gone)``, `` (new)`` (a
+    buffer renamed is one of each), else nothing: its fields changed."""
+    if name not in new:
+        return " (gone)"
+    return " (new)" if name not in old else ""
+
+
 def _kept_interface(before: Program, after: Program, name: str) -> Program:
     """``after``, what a user's pass returned for ``before``, held to what the
     IR can hold (``_malformed_program``; IR-1) and to the graph's interface:
@@ -246,7 +254,8 @@ def _kept_interface(before: Program, after: Program, name: str) -> Program:
         old = before.buffer_by_name
         new = {b.name if isinstance(b, Buffer) else repr(b): b for b in after.buffers}
         changed = sorted(n for n in old.keys() | new.keys() if not _equal(old.get(n), new.get(n))) or sorted(old)
-        _raise_at(after, name, "IR-1", f"the pass changed module buffer(s) {', '.join(map(shown, changed[:5]))}: the module buffers are the graph's storage, which no pass may change")
+        said = ", ".join(f"{shown(n)}{_how_changed(n, old, new)}" for n in changed[:5])
+        _raise_at(after, name, "IR-1", f"the pass changed module buffer(s) {said}: the module buffers are the graph's storage, which no pass may change")
     if not _equal(tuple(after.saves), before.saves):
         _raise_at(after, name, "IR-4", "the pass changed the program's saves: they record the graph's saves (who may write each placeholder), which no pass may change")
     if any(type(getattr(after, f)) is not tuple for f in ("instrs", "buffers", "saves", "schedule", "offsets")) or \

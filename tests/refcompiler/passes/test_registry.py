@@ -228,7 +228,10 @@ def test_a_users_pass_may_not_change_the_module_buffers_or_the_saves():
     fault = _fault_of_pass(unconst)
     assert fault.invariant == "IR-1" and "changed module buffer(s) 'W'" in str(fault) and fault.program is not None
     fault = _fault_of_pass(lambda p: replace(p, buffers=p.buffers[1:]))
-    assert fault.invariant == "IR-1" and "changed module buffer(s) 'A'" in str(fault)
+    assert fault.invariant == "IR-1" and "changed module buffer(s) 'A' (gone):" in str(fault)
+    # renamed: the old name gone, the new one new
+    fault = _fault_of_pass(lambda p: replace(p, buffers=(replace(p.buffers[0], name="A2"), *p.buffers[1:])))
+    assert fault.invariant == "IR-1" and "changed module buffer(s) 'A' (gone), 'A2' (new):" in str(fault)
     fault = _fault_of_pass(lambda p: replace(p, saves=p.saves + (Save("r", "A", "r"),)))
     assert fault.invariant == "IR-4" and "changed the program's saves" in str(fault)
     # the same buffers and saves as lists, and the instructions as a list, are the IR's tuples again
