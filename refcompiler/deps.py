@@ -84,8 +84,11 @@ def check_schedule(
     unique = set(schedule)
     if len(schedule) != len(graph.nodes) or len(unique) != len(schedule) or unique != graph.node_by_name.keys():
         missing, extra, twice = order_faults([n.name for n in graph.nodes], schedule)
+        known = graph.node_by_name
         parts = [f"{what}: {listed(xs)}" for what, xs in (("missing", missing), ("unknown", extra), ("repeated", twice)) if xs]
-        raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")")
+        # the graph's nodes it gets wrong are named, for a finding to point at (``refc show`` draws them red)
+        raise InvariantViolation("SCH-1", "the schedule is not a permutation of the nodes (" + "; ".join(parts) + ")",
+                                 names=(*missing, *(n for n in twice if n in known)))
     deps = dependency_graph(graph) if deps is None else deps
     position = dict(zip(schedule, range(len(schedule)), strict=True))
     for u, v in deps_edges(deps) if edges is None else edges:

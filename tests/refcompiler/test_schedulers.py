@@ -247,6 +247,14 @@ def test_a_user_schedule_with_a_name_too_many_names_it(tail, says) -> None:
     with pytest.raises(InvariantViolation) as e:
         compile_graph(graph, scheduler=lambda g, d, s: (order := SCHEDULERS["topo"](g, d, s)) + tail(order))
     assert e.value.invariant == "SCH-1" and str(e.value).endswith(f"the schedule is not a permutation of the nodes {says}")
+    assert e.value.names == (("save_late",) if "repeated" in says else ())  # the graph's nodes it gets wrong
+
+
+def test_a_user_schedule_missing_a_node_names_it() -> None:
+    graph = load_graph(ROOT / "examples" / "read_then_save.json")
+    with pytest.raises(InvariantViolation) as e:
+        compile_graph(graph, scheduler=lambda g, d, s: SCHEDULERS["topo"](g, d, s)[:-1])
+    assert e.value.invariant == "SCH-1" and "(missing: save_late)" in str(e.value) and e.value.names == ("save_late",)
 
 
 def test_a_user_schedule_that_is_a_generator_is_named_so_without_its_address() -> None:
