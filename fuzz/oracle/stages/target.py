@@ -27,10 +27,10 @@ from __future__ import annotations
 from typing import Any
 
 from refcompiler.errors import RefCompilerError
-from refcompiler.graph import Graph
+from refcompiler.graph import Graph, StorageKind
 from refcompiler.targets.bounds import cones
 from refcompiler.targets.isolate import run_target
-from refcompiler.targets.verdict import Discrepancy, judge
+from refcompiler.targets.verdict import Discrepancy, Kind, judge
 
 from fuzz.oracle.context import GraphContext
 from fuzz.oracle.finding import Finding, Location, Stage
@@ -46,11 +46,19 @@ def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     storage that differed, the readers of an input that changed, or every node
     when the whole target failed (a crash, hang or error: no op is at fault that
     refc could name, so its site is empty and its signature does not depend on
-    the graph's ops). The failing configuration is the blamed component: one
-    bug per configuration that shows it."""
+    the graph's ops). Owned state that a run changed after handing it over or
+    in (TGT-3) has no site either: the fault is in how the target binds state,
+    and which op owns the state is the graph's (as for IR-5; a target writing
+    each owner's state in place was three findings, by owner kind). A wrong
+    value (TGT-1, TGT-2) keeps the op kinds behind it: a target's
+    configuration holds a lowering per op, and its bugs in two ops are two.
+    The failing configuration is the blamed component: one bug per
+    configuration that shows it."""
     behind = cones(graph)
     site = None
-    if d.storage in behind:
+    if d.kind is Kind.CHANGED and d.storage in _owned(graph):
+        nodes, site = [n.name for n in graph.nodes if d.storage in n.state], ()
+    elif d.storage in behind:
         nodes = sorted(behind[d.storage])
     elif d.storage is not None:  # an input: the nodes that read it
         nodes = [n.name for n in graph.nodes if d.storage in {r.name for r in n.inputs} | set(n.state)]
@@ -59,6 +67,10 @@ def finding_of(graph: Graph, d: Discrepancy) -> Finding:
     kinds = tuple(sorted({graph.node_by_name[n].op.value for n in nodes}))
     where = Location(tuple(nodes), kinds, site=site)
     return Finding(Stage.TARGET, d.invariant, f"{d.kind.value}: {d.detail}", where, blame=d.failing or "", configurations=(d.failing, d.passing))
+
+
+def _owned(graph: Graph) -> set[str]:
+    return {s.name for s in graph.storage if s.kind is StorageKind.OWNED}
 
 
 def stage_for(spec: str, target: Any, *, isolate: bool = True, timeout: float | None = None) -> OracleStage:

@@ -68,3 +68,12 @@ def test_a_whole_target_failure_is_one_bug_per_failing_configuration_whatever_th
     # a discrepancy in one storage keeps the op kinds behind it, and blames the configuration
     off = finding(FAKE + "ONE_CONFIG_OFF")
     assert off.signature.blame == "reuse" and off.location.site is None and off.configurations == ("reuse", "base")
+
+
+def test_owned_state_written_in_place_is_one_bug_whatever_op_owns_it():
+    # it was one finding per owner kind: [accumulate], [embedding_update], [quantization_profile]
+    owners = {path.stem: load_graph(path) for path in EXAMPLES if path.stem in ("embedding_update", "quantization_profile")}
+    found = {name: finding(FAKE + "WRITES_STATE", graph) for name, graph in owners.items()}
+    sigs = {str(f.signature) for f in found.values()}
+    assert sigs == {"TGT-3 at target by base"}, sigs
+    assert all(f.location.nodes and f.location.site == () for f in found.values())

@@ -4,7 +4,7 @@ tests (the child process of ``refcompiler.targets.isolate`` imports them too).
 ``ReferenceTarget`` runs refc's reference as its "compiled program": correct.
 Each planted one changes one thing: it reuses one output buffer across runs
 (``ALIASING``), corrupts the previous run's returned output (``CORRUPTS_PREVIOUS``),
-writes into its inputs (``WRITES_INPUT``), differs by one ULP in one configuration
+writes into its inputs (``WRITES_INPUT``) or its owned state (``WRITES_STATE``), differs by one ULP in one configuration
 (``ONE_CONFIG_OFF``), is off from the reference everywhere (``WRONG``), raises
 (``RAISES``), kills its process (``SEGFAULTS``), never answers (``HANGS``),
 refuses every graph (``REFUSES``), or needs a package that is not installed
@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from refcompiler.graph import Graph
+from refcompiler.graph import Graph, StorageKind
 from refcompiler.reference import run_reference
 from refcompiler.targets.base import Configuration, Refused, written_storage
 
@@ -88,6 +88,17 @@ class WritesInput(ReferenceTarget):
         return got
 
 
+class WritesState(ReferenceTarget):
+    """Returns each owned variable's new value in the array it was handed (zero-copy state)."""
+
+    def tamper(self, session, got, values):
+        for s, a in got.items():
+            if s in values and session.graph.storage_by_name[s].kind is StorageKind.OWNED:
+                values[s][...] = a
+                got[s] = values[s]
+        return got
+
+
 class OneConfigOff(ReferenceTarget):
     def tamper(self, session, got, values):
         if session.config.key == "reuse":
@@ -151,6 +162,7 @@ ESCAPING_FILES = EscapingFiles()
 TEXT_FILES = TextFiles()
 CORRUPTS_PREVIOUS = CorruptsPrevious()
 WRITES_INPUT = WritesInput()
+WRITES_STATE = WritesState()
 ONE_CONFIG_OFF = OneConfigOff()
 WRONG = Wrong()
 RAISES = Raises()
