@@ -100,7 +100,8 @@ def case_order(graph: Graph, path: str) -> tuple[list[str], str] | None:
 
 
 def case_notes(graph: Graph) -> list[str]:
-    """The provenance of a case, one line each: its expectation, who found it."""
+    """The provenance of a case, one line each: the mutant it kills, who found
+    it, the target and configurations it was found against."""
     from refcompiler.limits import clipped
     from refcompiler.pictures.graph import MAX_NOTE
 
@@ -110,6 +111,10 @@ def case_notes(graph: Graph) -> list[str]:
         notes.append(f"kills mutant {meta['mutant']}" + (f" (pipeline {meta['pipeline']})" if meta.get("pipeline") else ""))
     if meta.get("found_by"):
         notes.append(f"found by: {meta['found_by']}")
+    target = meta.get("target")
+    if isinstance(target, dict) and target.get("name"):  # a case found against a target: which configuration failed
+        failing, passing = target.get("failing"), target.get("passing")
+        notes.append(f"target {target['name']}" + (f": {failing} fails" if failing else "") + (f", {passing} passes" if failing and passing else ""))
     return [clipped(str(n), MAX_NOTE) for n in notes]  # a file's text: a DOT string holds at most 16 KiB
 
 
@@ -147,7 +152,7 @@ def drawing(graph: Graph, path: str) -> str:
         at = "" if record.instruction is None else f" (IR instruction {record.instruction}: {program})"
         finding = (list(record.nodes), f"found: {record.signature}: {record.explanation}{at}")
     if found is None:
-        return graph_dot(graph, finding)
+        return graph_dot(graph, finding, case_notes(graph))
     order, label = found
     drawn = _graph_of(graph, order)
     _check_order(drawn, order, path, "schedule" if case_schedule(graph, path) is not None else "scheduler_order")

@@ -247,13 +247,19 @@ def add_legend(dot: Dot, prefix: str = "") -> None:
     dot.close()
 
 
-def graph_dot(graph: Graph, finding: tuple[Sequence[str], str] | None = None) -> str:
+def titled(title: str, notes: Sequence[str]) -> str:
+    """A picture's title with its notes under it, each wrapped at 120 characters."""
+    return "\n".join([title, *(textwrap.fill(n, 120, break_on_hyphens=False, break_long_words=False) for n in notes)])
+
+
+def graph_dot(graph: Graph, finding: tuple[Sequence[str], str] | None = None, notes: Sequence[str] = ()) -> str:
     """The picture of ``graph`` (any loaded graph, valid or not) as DOT text;
-    ``finding`` as ``add_graph`` draws it."""
+    ``finding`` as ``add_graph`` draws it; ``notes``: a corpus case's
+    provenance (who found it, the target), under a title naming it a case."""
     verdict = checked(graph)
     found = verdict[0]
-    title = f"graph {graph.name}" + (f": {len(found)} violation(s)" if found else "")
-    dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
+    title = f"{'case' if notes else 'graph'} {graph.name}" + (f": {len(found)} violation(s)" if found else "")
+    dot = Dot(graph.name, {"rankdir": "TB", "label": titled(title, notes), "labelloc": "t", "fontsize": "14"})
     add_graph(dot, graph, GraphIds(), verdict=verdict, finding=finding)
     add_legend(dot)
     return dot.text()

@@ -24,7 +24,7 @@ from refcompiler.errors import RefCompilerError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.pictures.dot import Dot
-from refcompiler.pictures.graph import ERROR, GraphIds, Style, add_graph, add_legend
+from refcompiler.pictures.graph import ERROR, GraphIds, Style, add_graph, add_legend, titled
 
 if TYPE_CHECKING:  # the proofs package imports z3, which a picture of a case does not need
     from refcompiler.proofs.proof import Counterexample
@@ -154,8 +154,7 @@ def case_dot(
         notes = [*notes, unscheduled]
     elif not broken:
         notes = [*notes, "the schedule breaks no dependency" + (f": the failure is in the compiled program ({program})" if program else "")]
-    title = "\n".join([title, *(textwrap.fill(n, 120, break_on_hyphens=False, break_long_words=False) for n in notes)])
-    dot = Dot(graph.name, {"rankdir": "TB", "label": title, "labelloc": "t", "fontsize": "14"})
+    dot = Dot(graph.name, {"rankdir": "TB", "label": titled(title, notes), "labelloc": "t", "fontsize": "14"})
     ids = GraphIds("graph/")
     dot.open("cluster_graph", {"label": "the graph", "color": "#9e9e9e"})
     add_graph(dot, graph, ids, highlight=broken, finding=finding)

@@ -16,7 +16,7 @@ from refcompiler.driver import prepare
 from refcompiler.graph_json import graph_from_doc, load_graph
 from refcompiler.pictures.graph import ERROR
 from tests.cli.inprocess import refc
-from tests.refcompiler.pictures.dot_reader import read
+from tests.refcompiler.pictures.dot_reader import attrs, read
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.json"))
@@ -190,7 +190,7 @@ def test_show_of_a_scheduler_case_draws_the_order_it_produced_with_the_broken_ed
     assert labels == [f"{k + 1}. {n}" for k, n in enumerate(order)]
     red = [(s, d) for s, d, a in pic.edges if s.startswith("graph/") and s != "graph/finding" and a.get("color") == ERROR]
     assert red and all("schedule runs" in a["label"] for s, d, a in pic.edges if (s, d) in red)
-    assert "found: SCH-1 at compile by scheduler: " in pic.vertices["graph/finding"]["label"].replace("\n", " ")
+    assert "found: SCH-1 at compile by flaky_scheduler:schedule: " in pic.vertices["graph/finding"]["label"].replace("\n", " ")
     assert "the order flaky_scheduler:schedule produced" in out
     # the same case as stored before scheduler_order: the graph alone, nothing red
     old = json.loads(path.read_text())
@@ -239,6 +239,24 @@ def test_show_of_a_case_draws_the_finding_it_records_red(capsys, tmp_path):
     assert code == 0 and "finding" in read(out).vertices
     path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: doc.update(finding={"signature": 3}), "--format", "dot")
     assert (code, out) == (2, "") and f"{path}: finding: expected" in err
+
+
+def test_show_of_a_target_case_without_a_schedule_says_whose_case_it_is(capsys, tmp_path):
+    # it was titled "graph fuzz", as any graph file: no provenance, no target
+    target = {"name": "my_target:TARGET", "configurations": ["plain", "fast"], "failing": "fast", "passing": "plain"}
+    path, (code, out, err) = show_edited_case(capsys, tmp_path, lambda doc: [doc.pop("schedule"), doc.update(target=target)],
+                                              "--format", "dot")
+    assert (code, err) == (0, "")
+    title = _title(out)
+    assert title.startswith("case ") and "found by: " in title and "target my_target:TARGET: fast fails, plain passes" in title
+    code, out, err = refc(capsys, "show", EXAMPLES[0], "--format", "dot")
+    assert _title(out) == f"graph {EXAMPLES[0].stem}"  # a graph file is no case
+
+
+def _title(dot: str) -> str:
+    """The label of a picture's first ``graph [...]`` line: its title."""
+    line = next(line.strip() for line in dot.splitlines() if line.strip().startswith("graph ["))
+    return attrs(line[len("graph ["):-len("];")])["label"]
 
 
 def test_a_cases_long_provenance_is_clipped_in_its_picture(capsys, tmp_path):
