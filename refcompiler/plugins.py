@@ -10,13 +10,26 @@ import signal
 import sys
 import sysconfig
 import threading
+import time
 import traceback
 from typing import Callable, Iterator
 
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.limits import clipped
 
-__all__ = ["load_attribute", "call_untrusted", "untrusted_calls"]
+__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "seconds_in_plugins"]
+
+# wall-clock seconds this process has spent in users' code called through ``_call``
+_SPENT = [0.0]
+
+
+def seconds_in_plugins() -> float:
+    """The seconds this process has spent so far in users' schedulers and
+    passes called through ``call_untrusted``/``untrusted_calls``: a campaign
+    takes them out of the oracle stage they ran in and shows them apart
+    (``seconds_by_stage``'s ``plug-ins``), so that a slow pass of the user's is
+    not read as refc's compile stage being slow."""
+    return _SPENT[0]
 
 
 def load_attribute(spec: str, what: str) -> object:
@@ -180,6 +193,7 @@ def untrusted_calls(what: str, blame: str = "") -> Iterator[Callable[..., object
 
 
 def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], args: tuple[object, ...]) -> object:
+    start = time.perf_counter()
     try:
         return fn(*args)
     except RefCompilerError:
@@ -197,6 +211,8 @@ def _call(what: str, blame: str, seen: list[int], fn: Callable[..., object], arg
             _note_within(e, what, blame)
             raise
         raise ExecutionError(f"{what} raised {type(e).__name__}: {_short(e)}{_where(e)}", component=blame) from None
+    finally:
+        _SPENT[0] += time.perf_counter() - start
 
 
 # refc's own packages: a frame in them is not the user's code

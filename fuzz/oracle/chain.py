@@ -9,6 +9,7 @@ from typing import Callable, Iterator, Sequence
 
 from refcompiler.errors import RefCompilerError
 from refcompiler.mutants import activate
+from refcompiler.plugins import seconds_in_plugins
 
 from fuzz.case import ExpectKind
 from fuzz.oracle.context import GraphContext, RunContext, SchedulerAnswer
@@ -44,14 +45,25 @@ Choices = Sequence[ScheduleChoice] | Callable[[], Sequence[ScheduleChoice]]
 
 # ``GraphContext.seconds``' key for deriving a graph's schedules (each stage's is its name)
 SCHEDULES = "schedules"
+# its key for the time in a user's scheduler and passes, taken out of the stage they ran in
+PLUGINS = "plug-ins"
 
 
 def _timed(ctx: GraphContext, stage: OracleStage, on: GraphContext | RunContext) -> Finding | None:
-    start = time.perf_counter()
+    start, spent = time.perf_counter(), seconds_in_plugins()
     try:
         return stage.check(on)
     finally:
-        ctx.seconds[stage.name.value] += time.perf_counter() - start
+        _add_time(ctx, stage.name.value, start, spent)
+
+
+def _add_time(ctx: GraphContext, key: str, start: float, spent: float) -> None:
+    """Add the seconds since ``start`` to ``key``, less those users' code took
+    since ``seconds_in_plugins()`` was ``spent``, which go to ``PLUGINS``."""
+    theirs = seconds_in_plugins() - spent
+    ctx.seconds[key] += time.perf_counter() - start - theirs
+    if theirs:
+        ctx.seconds[PLUGINS] += theirs
 
 
 def _applies(stage: OracleStage, ctx: GraphContext) -> bool:
@@ -80,7 +92,7 @@ def iter_findings(
     stages = [s for s in chain if s.per_schedule and _applies(s, ctx)]
     if not stages:
         return
-    start, failed = time.perf_counter(), None
+    start, spent, failed = time.perf_counter(), seconds_in_plugins(), None
     _ = ctx.prepared  # the correct model's graph: made here, outside the mutant, before any schedule
     if callable(choices):
         try:
@@ -88,7 +100,7 @@ def iter_findings(
                 choices = choices()
         except RefCompilerError as e:
             failed = e
-    ctx.seconds[SCHEDULES] += time.perf_counter() - start
+    _add_time(ctx, SCHEDULES, start, spent)
     if failed is not None:
         yield Finding(Stage.COMPILE, getattr(failed, "invariant", None), f"cannot derive schedules: {failed}")
         return
