@@ -163,7 +163,8 @@ class Finding:
         if self.schedule is not None:
             where.append(self.schedule.describe())
         suffix = f" ({'; '.join(where)})" if where else ""
-        return f"{self._id()} at {self.stage.value}: {self.explanation}{suffix}"
+        by = f" by {self.blame}" if self.blame else ""  # whose fault: a pass, a user's scheduler, a target's configuration
+        return f"{self._id()} at {self.stage.value}{by}: {self.explanation}{suffix}"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def test_an_allowed_plugin_runs_contained(tmp_path, capsys, monkeypatch):
     assert "regressed: expected pass: error at compile: ExecutionError: pipeline 'sys:exit' called sys.exit(None)" in lines["exit"]
     assert "a plug-in may not fork" in lines["fork"]
     assert "EOFError" in lines["stdin"]  # stdin is closed: input() ends at once, it does not block
-    assert "pass loads raised TypeError" in lines["raise"]
+    assert "error at compile by json.loads: ExecutionError: pass json.loads raised TypeError" in lines["raise"]
     assert "local.json: ok: pass" in lines["local"] and (tmp_path / "imported.mark").exists()
     assert "plain.json: ok: pass" in lines["plain"]
     assert code == 1 and "6 cases: 2 ok, 4 regressed, 0 malformed, 0 needs plug-in" in out

@@ -160,6 +160,8 @@ def test_a_user_scheduler_or_pass_that_fails_is_blamed_by_name():
     by_nothing = check(graph, pipeline=f"{__name__}:RETURNING_NOTHING", proof=False)
     assert by_scheduler is not None and by_scheduler.stage is Stage.COMPILE and by_scheduler.blame == f"{__name__}:raising_scheduler"
     assert "raised RuntimeError: the scheduler's own bug" in by_scheduler.explanation
+    # as refc replay prints it: whose fault it is, beside the explanation
+    assert str(by_scheduler).startswith(f"error at compile by {__name__}:raising_scheduler: ExecutionError: ")
     assert by_pass is not None and by_pass.blame == f"{__name__}.raising_pass" and str(by_pass.signature) == f"error at compile by {__name__}.raising_pass"
     assert by_nothing is not None and by_nothing.blame == f"{__name__}.pass_returning_nothing"
     assert by_nothing.explanation == f"ExecutionError: pass {__name__}.pass_returning_nothing returned NoneType, not a Program"
