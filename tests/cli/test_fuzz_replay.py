@@ -150,7 +150,7 @@ def test_a_finding_about_names_a_users_pass_made_prints_on_one_line(tmp_path, ca
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # replay runs an allowed plug-in in a child process
     out = tmp_path / "out"
     assert main(["fuzz", "--pipeline", "bad_names:rename", "--max-cases", "10", "--out", str(out)]) == 1
-    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  IR-1 at compile by rename: ")]
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  IR-1 at compile by bad_names.rename: ")]
     assert len(lines) == 1 and "x\\ny" in lines[0], lines
     (case,) = (out / "cases").glob("*.json")
     assert main(["replay", str(case), "--allow-plugin", "bad_names"]) == 1

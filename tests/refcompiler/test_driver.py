@@ -36,7 +36,7 @@ def test_a_pass_that_raises_is_named() -> None:
     def broken_pass(program):  # type: ignore[no-untyped-def]
         raise KeyError("x")
 
-    with pytest.raises(ExecutionError, match="pass broken_pass raised KeyError"):
+    with pytest.raises(ExecutionError, match=r"pass tests\.refcompiler\.test_driver\.test_a_pass_that_raises_is_named\.<locals>\.broken_pass raised KeyError"):
         compile_graph(GRAPH, pipeline=[broken_pass])
 
 
