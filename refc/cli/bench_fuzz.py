@@ -122,4 +122,4 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join([*lines, where]) + "\n"
 
 
-SECTION_ARGS = ("fuzz", "fuzzing throughput with one worker and with all", add_arguments, measure, render)
+SECTION_ARGS = ("fuzz", "fuzzing throughput with one worker, two and all", add_arguments, measure, render)

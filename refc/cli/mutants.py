@@ -4,7 +4,7 @@
 suite against each mutant: K campaigns with one worker (seeds 0..K-1), each
 stopping at its first kill; a mutant is killed when every campaign kills it.
 It reports the median time to the first failing case and the size of the
-shrunk case, beside the goals (under 10 s, at most 5 nodes). Exit 0 when every
+shrunk case, beside the goals (a median under 3 s, at most 5 nodes). Exit 0 when every
 mutant is killed, 1 when one survives.
 """
 

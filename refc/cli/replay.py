@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mutant", dest="replay_mutant", metavar="NAME", default=None,
                    help="report whether each case kills this mutant (see `refc mutants`)")
     p.add_argument("--allow-plugin", dest="allow", action="append", default=[], metavar="MODULE",
-                   help="let cases import MODULE (a module:attribute pipeline or scheduler); repeatable")
+                   help="let cases import MODULE (a module:attribute pipeline, scheduler or target); repeatable")
     p.add_argument("--plugin-timeout", type=positive_seconds, default=120.0, metavar="S",
                    help="time limit of one plug-in case, in seconds (default 120)")
     p.add_argument("--isolated", action="store_true", help=argparse.SUPPRESS)  # the child of a plug-in case

@@ -60,7 +60,7 @@ def test_the_scan_sees_the_ids_the_code_uses():
 
 def test_the_check_catches_an_undeclared_id():
     # built from parts so that this file itself holds no undeclared id
-    typo = "OWN" + "-" + "5"
+    typo = "OWN" + "-" + "99"
     text = f'raise InvariantViolation("{typo}", "two owners")  # see G-1, IR-4'
     assert ids_in(text) == {typo, "G-1", "IR-4"}
     assert undeclared(text) == {typo}
