@@ -1,6 +1,6 @@
 """The public API: one namespace, lazily loaded, graphs that print as refc-graph/1,
 and the README's tutorial run as a user would run it (outside the repository, with
-Hypothesis's default settings and the pytest plugin)."""
+Hypothesis's default settings but the deadline, and the pytest plugin)."""
 
 from __future__ import annotations
 
