@@ -18,14 +18,12 @@ from typing import Callable, Mapping, Sequence, TypeVar
 import networkx as nx
 import numpy as np
 
-from specs import TensorType
-
 from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
 from refcompiler.deps import break_save_cycles, check_schedule, deps_edges, save_cycles_broken
 from refcompiler.errors import UsageError
-from refcompiler.graph import Graph, Ref
+from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
 from refcompiler.ir import Program
@@ -34,7 +32,7 @@ from refcompiler.passes import Pass, built_in, resolve_pipeline, run_pipeline
 from refcompiler.schedulers import SCHEDULERS, Scheduler, order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.values import Values, bind_inputs
-from refcompiler.verifier import Types, verify
+from refcompiler.verifier import Types, ref_type, verify
 
 __all__ = [
     "Compiled",
@@ -299,13 +297,6 @@ def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types:
     for node in scheduled.nodes:
         if node.name not in graph.node_by_name:  # a copy: one input, listed before nothing it needs
             (ref,) = node.inputs
-            out[(node.name, 0)] = _type_of(graph, types, ref)
+            out[(node.name, 0)] = ref_type(graph, types, ref)
     return out
 
-
-def _type_of(graph: Graph, types: Types, ref: Ref) -> TensorType:
-    """The type of what ``ref`` names in ``graph``: storage, or a node's result."""
-    if graph.is_storage(ref):
-        s = graph.storage_by_name[ref.name]
-        return TensorType(s.shape, s.dtype)
-    return types[(ref.name, ref.result)]
