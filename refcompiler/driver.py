@@ -22,7 +22,7 @@ from refcompiler import variants
 from refcompiler.allocator import allocate
 from refcompiler.collector import collector_paused
 from refcompiler.deps import break_save_cycles, check_schedule, deps_edges, save_cycles_broken
-from refcompiler.errors import RefCompilerError, UsageError
+from refcompiler.errors import UsageError
 from refcompiler.graph import Graph
 from refcompiler.graph_passes.dce import dce
 from refcompiler.interpreter import execute, execute_runs
@@ -32,7 +32,7 @@ from refcompiler.passes import Pass, built_in, resolve_pipeline, run_pipeline
 from refcompiler.schedulers import SCHEDULERS, Scheduler, order_names, resolve_scheduler, run_scheduler
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.values import Values, bind_inputs
-from refcompiler.verifier import Types, infer_types, verify
+from refcompiler.verifier import Types, ref_type, verify
 
 __all__ = [
     "Compiled",
@@ -81,9 +81,9 @@ class Prepared:
     """What ``compile_graph`` derives from the graph alone, before any order:
     ``graph`` verified (G-1, OWN-1..4), ``scheduled`` (``scheduled_graph``),
     ``deps`` (its dependency graph, which the schedule is checked against) and
-    ``types`` (its result types; ``None``: lowering infers them). A caller
-    compiling one graph under many schedules makes it once (``prepare``) and
-    passes it to every ``compile_graph``, under the same mutant.
+    ``types`` (its result types). A caller compiling one graph under many
+    schedules makes it once (``prepare``) and passes it to every
+    ``compile_graph``, under the same mutant.
 
     ``memo`` holds the last order a built-in scheduler gave, the last order
     found legal (SCH-1) and the last program lowered (each keyed by what it is a
@@ -96,7 +96,7 @@ class Prepared:
     graph: Graph
     scheduled: Graph
     deps: nx.DiGraph
-    types: Types | None
+    types: Types
     memo: dict[str, tuple[object, object]] = field(default_factory=dict, compare=False, repr=False)
     programs: dict[tuple, Program] = field(default_factory=dict, compare=False, repr=False)
 
@@ -285,15 +285,18 @@ def fit_schedule(original: Graph, scheduled: Graph, order: Sequence[str]) -> tup
     return tuple(out)
 
 
-def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types | None:
+def _types_of(scheduled: Graph, graph: Graph, types: Types) -> Types:
     """The result types of ``scheduled`` from those of ``graph``, which it was
-    made from by dropping nodes (dce); when it also has nodes of its own
-    (copies that break save cycles), ``infer_types(scheduled)``, which lowering
-    would compute for every order; ``None`` (lowering infers them, and raises
-    what inferring raises, for each order) if that raises."""
-    if any(name not in graph.node_by_name for name in scheduled.node_by_name):
-        try:
-            return infer_types(scheduled)
-        except RefCompilerError:
-            return None
-    return {key: t for key, t in types.items() if key[0] in scheduled.node_by_name}
+    made from by dropping nodes (dce) and adding ``identity`` copies that break
+    save cycles: a copy has its input's type. Not ``infer_types(scheduled)``,
+    which counts the copies against the byte limit (``REFC_MAX_BYTES``) and so
+    refused a graph ``verify`` had found within it: a copy holds a value no larger
+    than the placeholder it is saved into, whose bytes ``verify`` counted, and the
+    arena is still checked against the limit (``Program.arena_bytes``)."""
+    out = {key: t for key, t in types.items() if key[0] in scheduled.node_by_name}
+    for node in scheduled.nodes:
+        if node.name not in graph.node_by_name:  # a copy: one input, listed before nothing it needs
+            (ref,) = node.inputs
+            out[(node.name, 0)] = ref_type(graph, types, ref)
+    return out
+

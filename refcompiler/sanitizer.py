@@ -39,9 +39,13 @@ from refcompiler.ir_text import ir_violation
 __all__ = ["DEAD", "UNINIT", "INIT", "Shadow"]
 
 DEAD, UNINIT, INIT = 0, 1, 2
-_UNINIT_BYTE, _INIT_BYTE = bytes([UNINIT]), bytes([INIT])
+_INIT_BYTE = bytes([INIT])
 NO_OWNER = -1
 _NO_OWNER_BYTES = NO_OWNER.to_bytes(4, sys.byteorder, signed=True)  # one int32 owner entry
+# bytes of the arena from which a range's shadow is filled and compared with
+# numpy: a bytearray pattern of that length costs more (and for a 16 MiB
+# activation ten times more) than numpy's fill, which costs more below it
+_NUMPY_FROM = 1 << 16
 
 
 _IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
@@ -106,8 +110,7 @@ class Shadow:
         if name in self.live:
             raise self.fail(index, "IR-1", f"{name} is allocated again (already by instruction {self.live[name]})", name)
         self.live[name] = index
-        self._state[lo:hi] = _UNINIT_BYTE * (hi - lo)
-        self._owner[4 * lo : 4 * hi] = _entry(self.ids[name]) * (hi - lo)
+        self._mark(lo, hi, UNINIT, self.ids[name])
 
     def dealloc(self, index: int, name: str, lo: int, hi: int) -> np.ndarray | None:
         """End ``name``: the bytes it still owns die (the interpreter poisons
@@ -118,15 +121,29 @@ class Shadow:
             raise self.fail(index, "IR-1", f"dealloc of {name}, which is {why}", name)
         del self.live[name]
         self.freed[name] = index
-        if self._owner[4 * lo : 4 * hi] == _entry(self.ids[name]) * (hi - lo):  # the common case: no other activation overlaps it
-            self._state[lo:hi] = bytes(hi - lo)  # DEAD
-            self._owner[4 * lo : 4 * hi] = _NO_OWNER_BYTES * (hi - lo)
+        if self._owned_by(lo, hi, self.ids[name]):  # the common case: no other activation overlaps it
+            self._mark(lo, hi, DEAD, NO_OWNER)
             return None
         owner, state = self.owner[lo:hi], self.state[lo:hi]
         mine = owner == self.ids[name]
         state[mine] = DEAD
         owner[mine] = NO_OWNER
         return mine
+
+    def _mark(self, lo: int, hi: int, state: int, owner: int) -> None:
+        """Bytes ``lo:hi`` take ``state`` and ``owner``."""
+        if hi - lo < _NUMPY_FROM:
+            self._state[lo:hi] = bytes([state]) * (hi - lo)
+            self._owner[4 * lo : 4 * hi] = _entry(owner) * (hi - lo)
+        else:
+            self.state[lo:hi] = state
+            self.owner[lo:hi] = owner
+
+    def _owned_by(self, lo: int, hi: int, owner: int) -> bool:
+        """Whether every byte of ``lo:hi`` is ``owner``'s."""
+        if hi - lo < _NUMPY_FROM:
+            return self._owner[4 * lo : 4 * hi] == _entry(owner) * (hi - lo)
+        return not (self.owner[lo:hi] != owner).any()
 
     def define_view(self, name: str) -> None:
         self.views.add(name)
@@ -214,7 +231,10 @@ class Shadow:
         raise self.fail(index, "IR-2", f"reads {where}, which is uninitialised: nothing wrote it since its alloc", origin)
 
     def wrote(self, lo: int, hi: int) -> None:
-        self._state[lo:hi] = _INIT_BYTE * (hi - lo)
+        if hi - lo < _NUMPY_FROM:
+            self._state[lo:hi] = _INIT_BYTE * (hi - lo)
+        else:
+            self.state[lo:hi] = INIT
 
     def finish(self) -> None:
         """IR-1 at the end of a run: every activation was deallocated."""

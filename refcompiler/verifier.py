@@ -35,9 +35,18 @@ from refcompiler.variants import active
 if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
     import networkx as nx
 
-__all__ = ["Types", "verify", "violations", "checked", "infer_types", "data_graph", "evaluation_order", "attr_ok"]
+__all__ = ["Types", "verify", "violations", "checked", "infer_types", "ref_type", "data_graph", "evaluation_order", "attr_ok"]
 
 Types = dict[tuple[str, int], TensorType]
+
+
+def ref_type(graph: Graph, types: Types, ref: Ref) -> TensorType:
+    """The type of what ``ref`` names in ``graph``: storage, or a node's result
+    (in ``types``, ``infer_types(graph)`` or a part of it)."""
+    if graph.is_storage(ref):
+        s = graph.storage_by_name[ref.name]
+        return TensorType(s.shape, s.dtype)
+    return types[(ref.name, ref.result)]
 
 
 def verify(graph: Graph) -> Types:

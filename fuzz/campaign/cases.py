@@ -12,8 +12,12 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
+from specs import Dtype
+
+from refcompiler.errors import ExecutionError
 from refcompiler.graph import Graph, Init, StorageKind
 from refcompiler.graph_json import graph_to_doc
+from refcompiler.reference import run_reference
 
 from fuzz.campaign.config import CampaignConfig
 from fuzz.case import PASS, Expect, reject
@@ -108,15 +112,30 @@ def one_graph_case(d: Draws, graph: Graph) -> Case3:
     """(graph, pass, schedule seed) for a campaign over one given, valid graph.
     Half of the cases (shrinking to none) redraw the seed of every placeholder and
     owned variable whose value is seeded, as the generator draws seeds; an int32
-    one keeps its [low, high), so that ids stay in range. Constants and explicit
-    values are the graph's: they are fixed."""
+    one keeps its [low, high). Constants and explicit values are the graph's:
+    they are fixed. A redraw of int32 values the reference cannot run (an id
+    beyond its table: the graph's [low, high) is wider than the table, and its
+    own seed happened to draw ids within it) is no case of the graph, whose
+    own values it then keeps: it would be a finding against a correct compiler."""
     seeded = [s.name for s in graph.storage if s.kind is not StorageKind.CONSTANT and s.init is not None and s.init.seed is not None]
     g = graph
     if seeded and d.boolean():
         seeds = {name: d.integer(0, MAX_SEED) for name in seeded}
         storage = tuple(replace(s, init=replace(s.init, seed=seeds[s.name])) if s.name in seeds else s for s in graph.storage)
         g = replace(graph, storage=storage)
+        if any(s.dtype is Dtype.INT32 for s in graph.storage if s.name in seeds) and not _reference_runs(g):
+            g = graph
     return g, PASS, d.integer(0, 2**16)
+
+
+def _reference_runs(graph: Graph) -> bool:
+    """Whether the reference runs ``graph`` twice, as the oracle does, without
+    an error the values cause."""
+    try:
+        run_reference(graph, runs=2)
+    except ExecutionError:
+        return False
+    return True
 
 
 def input_seeds(graph: Graph, given: Graph) -> tuple[tuple[str, Init], ...] | None:

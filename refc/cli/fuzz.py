@@ -245,16 +245,23 @@ def _given_graph(path: str | None) -> dict[str, Any]:
     ``refc check`` loads it and checked before any work: malformed is the
     loader's one line, and a graph that breaks an invariant is bad input here
     (a campaign needs a valid graph): exit 2, one line naming the file, the
-    invariant and the nodes."""
+    invariant and the nodes; so is one whose own values the reference cannot
+    run (an id beyond its table), which every case would report."""
     if path is None:
         return {}
+    from refcompiler.errors import ExecutionError
     from refcompiler.graph_json import load_graph
+    from refcompiler.reference import run_reference
     from refcompiler.verifier import violations
 
     graph = load_graph(path)
     for v in violations(graph):
         names = f" [{', '.join(v.names)}]" if v.names else ""
         raise UsageError(f"--graph {path}: {v.invariant}: {v.detail}{names}; a campaign needs a valid graph (refc check {path})")
+    try:
+        run_reference(graph, runs=2)
+    except ExecutionError as e:
+        raise UsageError(f"--graph {path}: the reference cannot run it: {e}; a campaign needs a graph it runs (refc run {path} --reference --runs 2)") from None
     return {"graph": graph, "graph_file": path}
 
 

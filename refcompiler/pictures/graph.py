@@ -9,7 +9,8 @@ The picture follows the storage model (DESIGN §1, §4) rather than the file:
 - data edges are labelled with the operand position they fill (``in 0``,
   ``in 1``) and the result they take (``:1``);
 - each node shows its result types (valid graphs) and, per result, the inputs
-  whose buffer it may overwrite (the spec's in-place list);
+  whose buffer it may overwrite (the spec's in-place list; in a valid graph,
+  those of the result's type);
 - memory edges (reader -> save, write-after-read) are drawn dotted, labelled
   with the placeholder;
 - an invalid graph gets one note per violation, tied to the vertices it names,
@@ -33,7 +34,7 @@ from refcompiler.limits import clipped
 from refcompiler.pictures.dot import Dot, Html
 from refcompiler.printer import op_symbol
 from refcompiler.errors import InvariantViolation
-from refcompiler.verifier import Types, checked
+from refcompiler.verifier import Types, checked, ref_type
 
 __all__ = ["graph_dot", "add_graph", "add_legend", "GraphIds", "Style", "ERROR"]
 
@@ -104,17 +105,20 @@ def _storage_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str]) 
     dot.same_rank("max", [ids.exit(s.name) for s in graph.storage if s.name in written])  # storage order: the same text every run
 
 
-def _inplace_text(node: Node, k: int) -> str:
+def _inplace_text(node: Node, k: int, fitting: set[int] | None) -> str:
+    """The inputs result ``k`` may overwrite: those of the spec's in-place list
+    that are of its type (``fitting``; ``None``: types unknown), as
+    ``share_buffers`` decides (an add of a [3] and a [1] overwrites no [1])."""
     spec = node.spec
     if spec.view:
         return "a view of in 0 (no copy)"
-    allowed = spec.inplace_inputs(k)
+    allowed = [i for i in spec.inplace_inputs(k) if fitting is None or i in fitting]
     if not allowed:
         return "may overwrite no input"
     return "may overwrite " + ", ".join(f"in {i} ({spec.inputs[i]})" for i in allowed)
 
 
-def _node_label(node: Node, types: Mapping[tuple[str, int], TensorType] | None) -> Html:
+def _node_label(graph: Graph, node: Node, types: Types | None) -> Html:
     e = Html.escape
     rows = [f"<B>{e(node.name)}</B>", e(op_symbol(node.op))]
     results = node.spec.results
@@ -122,7 +126,8 @@ def _node_label(node: Node, types: Mapping[tuple[str, int], TensorType] | None) 
         typ = types.get((node.name, k)) if types is not None else None
         head = f":{k} {result}" if len(results) > 1 else result
         text = f"{head}: {typ}" if typ is not None else head
-        rows.append(e(f"{text}, {_inplace_text(node, k)}"))
+        fitting = None if typ is None else {i for i, ref in enumerate(node.inputs) if ref_type(graph, types, ref) == typ}
+        rows.append(e(f"{text}, {_inplace_text(node, k, fitting)}"))
     if node.state:
         rows.append(e(f"state: {', '.join(node.state)} (in place)"))
     cells = "".join(f"<TR><TD>{r}</TD></TR>" for r in rows)
@@ -134,7 +139,7 @@ def _node_vertices(dot: Dot, graph: Graph, ids: GraphIds, flagged: set[str], typ
         if node.op is OpKind.SAVE:
             attrs: dict[str, str | Html] = {**Style.SAVE, "label": f"{node.name}\nsave -> {node.attr('target')}"}
         else:
-            attrs = {**(Style.OWNER if node.state else Style.NODE), "label": _node_label(node, types)}
+            attrs = {**(Style.OWNER if node.state else Style.NODE), "label": _node_label(graph, node, types)}
         if node.name in flagged:
             attrs.update(color=ERROR, penwidth="3")
         dot.vertex(ids.node(node.name), attrs)

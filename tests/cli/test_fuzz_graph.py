@@ -1,6 +1,7 @@
 """``refc fuzz --graph G``: a campaign over one given graph: its schedules and
 pipelines, with fresh seeded input values, findings shrunk and stored as usual;
-a malformed or invalid G is exit 2, one line, before any work."""
+a malformed or invalid G, or one the reference cannot run, is exit 2, one
+line, before any work."""
 
 from __future__ import annotations
 
@@ -70,6 +71,8 @@ def test_the_graph_combines_with_an_external_target(capsys, tmp_path):
         ("invalid/G-1.cycle.json", ["G-1", "a campaign needs a valid graph"]),
         ("malformed/bad_dtype.json", ["dtype"]),
         ("no_such_file.json", ["no such file"]),
+        # valid, but its ids are beyond the table: every case was a finding "error at reference"
+        ("run_errors/embedding_id_out_of_range.json", ["the reference cannot run it", "embedding id 7 is out of range", "refc run"]),
     ],
 )
 def test_a_bad_graph_is_one_line_and_exit_2_before_any_work(capsys, tmp_path, name, needles):

@@ -17,21 +17,26 @@ PROGRAM = parse_program(
 )
 
 
-def test_a_dealloc_kills_only_the_bytes_its_activation_still_owns() -> None:
-    shadow = Shadow(PROGRAM, 32)
-    shadow.alloc(0, "%a", 0, 16)
-    shadow.alloc(1, "%b", 8, 24)  # takes over bytes 8..16 of %a
-    shadow.wrote(0, 24)
-    owned = shadow.dealloc(2, "%a", 0, 16)
-    assert owned is not None and owned.tolist() == [True] * 8 + [False] * 8  # what the interpreter poisons
-    assert (shadow.state[:8] == DEAD).all() and (shadow.owner[:8] == NO_OWNER).all()
-    assert (shadow.state[8:24] == INIT).all() and (shadow.owner[8:24] == shadow.ids["%b"]).all()
-    shadow.check_read(3, Operand(OperandKind.IN, "%b"), "%b", 8, 24)  # %b's bytes stay readable
+@pytest.mark.parametrize("k", [1, 1 << 14])  # bytes per byte of the layout; 1 << 14: each range is filled by numpy
+def test_a_dealloc_kills_only_the_bytes_its_activation_still_owns(k: int) -> None:
+    shadow = Shadow(PROGRAM, 32 * k)
+    shadow.alloc(0, "%a", 0, 16 * k)
+    shadow.alloc(1, "%b", 8 * k, 24 * k)  # takes over bytes 8..16 of %a
+    shadow.wrote(0, 24 * k)
+    owned = shadow.dealloc(2, "%a", 0, 16 * k)
+    assert owned is not None and owned.tolist() == [True] * 8 * k + [False] * 8 * k  # what the interpreter poisons
+    assert (shadow.state[: 8 * k] == DEAD).all() and (shadow.owner[: 8 * k] == NO_OWNER).all()
+    assert (shadow.state[8 * k : 24 * k] == INIT).all() and (shadow.owner[8 * k : 24 * k] == shadow.ids["%b"]).all()
+    shadow.check_read(3, Operand(OperandKind.IN, "%b"), "%b", 8 * k, 24 * k)  # %b's bytes stay readable
     with pytest.raises(InvariantViolation) as e:
-        shadow.check_read(3, Operand(OperandKind.IN, "%a"), "%a", 0, 16)
+        shadow.check_read(3, Operand(OperandKind.IN, "%a"), "%a", 0, 16 * k)
     assert e.value.invariant == "IR-1" and "byte 0 of the arena (byte 0 of %a)" in str(e.value) and "dead" in str(e.value)
-    assert shadow.dealloc(3, "%b", 8, 24) is None  # owns all its bytes
+    assert shadow.dealloc(3, "%b", 8 * k, 24 * k) is None  # owns all its bytes
     assert (shadow.state == DEAD).all() and (shadow.owner == NO_OWNER).all()
+    shadow.alloc(0, "%a", 0, 16 * k)
+    with pytest.raises(InvariantViolation) as e:
+        shadow.check_read(1, Operand(OperandKind.IN, "%a"), "%a", 0, 16 * k)
+    assert e.value.invariant == "IR-2" and (shadow.owner[: 16 * k] == shadow.ids["%a"]).all()
 
 
 def test_the_first_bad_byte_is_reported_dead_or_uninitialised() -> None:

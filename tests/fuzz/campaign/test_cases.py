@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, find, given, settings
 from refcompiler.errors import InternalError, InvariantViolation
 
 from refcompiler.graph import StorageKind
-from refcompiler.graph_json import graph_to_doc, load_graph
+from refcompiler.graph_json import graph_from_doc, graph_to_doc, load_graph
 from refcompiler.reference import run_reference
 
 from fuzz.campaign import cases as cases_module
@@ -54,6 +54,27 @@ def test_cases_shrink_to_the_graphs_own_values_and_also_draw_fresh_ones():
     assert simplest[0] == GRAPH and _seeds(simplest[0]) == _seeds(GRAPH)
     fresh = find(one_graph_cases(GRAPH), lambda c: _seeds(c[0]) != _seeds(GRAPH), settings=settings(database=None))
     assert fresh[0].nodes == GRAPH.nodes
+
+
+# ids drawn in [0, 8) for a table of 5 rows: its own seed (6) happens to draw 3, 4, 4
+LUCKY_IDS = graph_from_doc({"format": "refc-graph/1", "name": "lucky_ids", "storage": [
+    {"name": "ids", "kind": "placeholder", "dtype": "int32", "shape": [3], "init": {"seed": 6, "low": 0, "high": 8}},
+    {"name": "g", "kind": "placeholder", "dtype": "float32", "shape": [3, 2], "init": {"seed": 2}},
+    {"name": "tbl", "kind": "owned", "dtype": "float32", "shape": [5, 2], "owner": "emb", "init": {"seed": 3}}], "nodes": [
+    {"name": "emb", "op": "embedding_update", "inputs": ["ids", "g"], "state": ["tbl"]}]})
+
+
+@settings(max_examples=40, database=None)
+@given(one_graph_cases(LUCKY_IDS))
+def test_a_redraw_of_ids_the_reference_cannot_run_is_no_case(case):
+    # refc fuzz --graph stored "error at reference: ... embedding id 5 is out of
+    # range for a table of 5 rows" as a finding, against a correct compiler
+    run_reference(case[0], runs=2)
+
+
+def test_ids_are_still_redrawn_where_the_reference_runs_them():
+    fresh = find(one_graph_cases(LUCKY_IDS), lambda c: _seeds(c[0])[0] != _seeds(LUCKY_IDS)[0], settings=settings(database=None))
+    run_reference(fresh[0], runs=2)
 
 
 def test_the_config_selects_the_graph():

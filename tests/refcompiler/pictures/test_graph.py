@@ -53,6 +53,28 @@ def test_result_types_and_in_place_lists_per_result():
     assert [a["label"] for a in pic.edges_between("node:step", "node:save_v")] == ["in 0 (:1)"]
 
 
+def test_a_result_may_overwrite_only_an_input_of_its_own_type():
+    # the spec lets add's y overwrite a or b; share_buffers takes only one of y's
+    # shape, and the picture listed a [1] and a [] input of a [3] result too
+    f32 = Dtype.FLOAT32
+    graph = Graph(
+        name="broadcast",
+        storage=(Storage("v", StorageKind.PLACEHOLDER, f32, (3,)), Storage("one", StorageKind.PLACEHOLDER, f32, (1,))),
+        nodes=(
+            Node("s", OpKind.REDUCE_SUM, (Ref("v"),)),
+            Node("b", OpKind.ADD, (Ref("s"), Ref("v"))),
+            Node("c", OpKind.MUL, (Ref("b"), Ref("one"))),
+            Node("d", OpKind.SUB, (Ref("v"), Ref("v"))),
+            Node("e", OpKind.ADD, (Ref("one"), Ref("s"))),
+        ),
+    )
+    pic = read(graph_dot(graph))
+    assert "y: float32[3], may overwrite in 1 (b)" in pic.vertices["node:b"]["label"]
+    assert "y: float32[3], may overwrite in 0 (a)" in pic.vertices["node:c"]["label"]
+    assert "y: float32[3], may overwrite in 0 (a), in 1 (b)" in pic.vertices["node:d"]["label"]
+    assert "y: float32[1], may overwrite in 0 (a)" in pic.vertices["node:e"]["label"]
+
+
 def test_owned_state_enters_and_leaves_its_owner_in_operand_order():
     pic = picture("examples/quantization_profile.json")
     assert [a["label"] for a in pic.edges_between("entry:minmax", "node:prof")] == ["state 0 (inout)"]
