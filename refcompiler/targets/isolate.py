@@ -15,6 +15,7 @@ two processes it started.
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import select
@@ -228,10 +229,24 @@ def target_timeout(target: Any) -> float:
 
 
 def worker(spec: str) -> Worker:
-    """The child process serving ``spec`` (started when first asked)."""
+    """The child process serving ``spec`` (started when first asked; stopped
+    when this process exits, ``_stop_all``)."""
     if spec not in _WORKERS:
+        if not _WORKERS:
+            atexit.register(_stop_all)
         _WORKERS[spec] = Worker(spec)
     return _WORKERS[spec]
+
+
+def _stop_all() -> None:
+    """Stop every child and close its pipes at exit: a child tied to this
+    process would die with it anyway, but one started by another thread would
+    wait for its orphan check, and the pipes were left to the finalizers."""
+    for child in list(_WORKERS.values()):
+        try:
+            child.stop()
+        except Exception:  # a child that does not end in time: leave it to its orphan check
+            pass
 
 
 def run_isolated(spec: str, graph: Graph, inputs: Mapping[str, np.ndarray] | None = None, runs: int = 2, timeout: float = DEFAULT_TIMEOUT) -> Outcome:

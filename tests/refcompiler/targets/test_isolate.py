@@ -114,3 +114,16 @@ else:
         time.sleep(0.1)
     os.kill(child, signal.SIGKILL)
     raise AssertionError("the target's child process outlived its parent")
+
+
+def test_a_process_that_ran_a_target_exits_with_its_child_stopped_and_its_pipes_closed():
+    import subprocess
+    import sys
+
+    code = ("from refcompiler.graph_json import load_graph\n"
+            "from refcompiler.targets.isolate import run_isolated\n"
+            f"assert run_isolated({FAKE + 'REFERENCE'!r}, load_graph({str(SGD_PATH)!r})).crash is None\n")
+    done = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ResourceWarning" not in done.stderr, done.stderr[-2000:]
