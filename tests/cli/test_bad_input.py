@@ -90,6 +90,38 @@ def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
     assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["mutants", "--score", "--seeds", "5000"], "argument --seeds: needs at most 1000, got 5000"),
+    (["bench", "--fuzz", "--fuzz-rounds", "1000"], "argument --fuzz-rounds: needs at most 100, got 1000"),
+    (["bench", "--compile", "--compile-repeat", "101"], "argument --compile-repeat: needs at most 100, got 101"),
+    (["bench", "--target", "--target-graphs", "10000000"], "argument --target-graphs: needs at most 100000, got 10000000"),
+    (["fuzz", "--max-nodes", "1000000000000", "--max-cases", "1"],
+     "--max-nodes: needs 1000000000000 nodes and storage entries in one graph file, more than the limit 100000 (REFC_MAX_NODES)"),
+])
+def test_a_count_of_repetitions_or_a_graph_size_past_its_bound_is_bad_usage(capsys, argv, message):
+    # each ran on for days (a campaign of --max-nodes 10**12 promised graphs no refc command reads)
+    code, out, err = refc(capsys, *argv)
+    assert (code, out) == (2, "") and message in err.strip().splitlines()[-1]  # argparse: its usage, then the error
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", str(SGD), "--runs", "1_0"],  # int() reads 10
+    ["run", str(SGD), "--runs", " 3 "],
+    ["run", str(SGD), "--runs", "\u0663"],  # ARABIC-INDIC DIGIT THREE: int() reads 3
+    ["bench", "--proofs", "--sizes", "1_0"],
+    ["bench", "--validate", "--validate-sizes", "1_0x8"],
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=\u0663"],
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=\u00b2"],  # isdigit() but not int(): 'invalid _dim value'
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=" + "9" * 5000],  # past int()'s digits: the same
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=2147483648"],
+])
+def test_a_number_option_takes_ascii_digits_only(capsys, argv):
+    code, out, err = refc(capsys, *argv)
+    last = err.strip().splitlines()[-1]
+    assert (code, out) == (2, "") and last.startswith("refc: error: argument ")
+    assert "invalid" not in last and len(last) < 200
+
+
 def test_a_shrink_grace_of_zero_is_no_grace_and_a_negative_one_bad_usage(capsys, tmp_path):
     # 0 (shrink only within the budget) was refused as "above 0"
     code, out, err = refc(capsys, "fuzz", "--budget", "1", "--max-cases", "2", "--shrink-grace", "0", "--out", str(tmp_path / "o"))
