@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.limits import clipped
 
-__all__ = ["load_attribute", "call_untrusted", "untrusted_calls"]
+__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "signals_seen"]
 
 
 def load_attribute(spec: str, what: str) -> object:
@@ -75,7 +75,7 @@ def _guarded(what: str, blame: str = "") -> Iterator[list[int]]:
     raises instead of ending refc with no word; only in the thread that runs it
     (another thread's ``os._exit``, or a child's the code forked, is untouched).
     A ``KeyboardInterrupt`` out of the block is an interrupt only when a signal
-    handler ran meanwhile (``_signals_seen``, the list yielded); one the code
+    handler ran meanwhile (``signals_seen``, the list yielded); one the code
     raised itself is a finding about it, like any other exception."""
     caller = threading.get_ident(), os.getpid()
     real_exit = os._exit
@@ -87,7 +87,7 @@ def _guarded(what: str, blame: str = "") -> Iterator[list[int]]:
 
     os._exit = refused_exit  # type: ignore[assignment]
     try:
-        with _signals_seen() as seen, contextlib.redirect_stdout(sys.stderr):
+        with signals_seen() as seen, contextlib.redirect_stdout(sys.stderr):
             try:
                 yield seen
             except KeyboardInterrupt as e:
@@ -111,7 +111,7 @@ def _exit_error(what: str, e: _Exited, blame: str) -> ExecutionError:
 
 
 @contextlib.contextmanager
-def _signals_seen() -> Iterator[list[int]]:
+def signals_seen() -> Iterator[list[int]]:
     """A list that gets the number of each SIGINT or SIGTERM whose Python
     handler runs inside the block (the handler in place is still called, and
     restored at the end). Handlers run only in the main thread, so in any

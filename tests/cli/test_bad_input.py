@@ -313,3 +313,51 @@ def test_ctrl_c_while_the_parsers_are_built_is_exit_130_without_a_traceback(caps
     monkeypatch.setattr(refc.cli, "build_parser", interrupted)
     assert refc.cli.main(["check", str(SGD)]) == 130
     assert capsys.readouterr().err == "refc: interrupted\n"
+
+
+_PROGRAM = """
+import argparse, atexit, os, signal, sys, time
+import refc.cli
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a test worker may have started with SIGINT ignored
+
+
+def string_exec_interrupted(args):  # a Ctrl-C inside the code of a string exec: how dataclasses make methods
+    exec("raise KeyboardInterrupt", {})
+
+
+def numpy_interrupted(args):  # numpy turns a Ctrl-C while its C extensions load into an ImportError
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        raise ImportError("Importing the numpy C-extensions failed") from None
+
+
+def interrupted_at_shutdown(args):  # a Ctrl-C after the command is done, as the interpreter shuts down
+    print("done")
+    atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(1)))
+    return 0
+
+
+class Parser:
+    def parse_args(self, argv):
+        return argparse.Namespace(func=globals()[sys.argv[1]], command="check", mutant=None)
+
+
+refc.cli.build_parser = Parser
+refc.cli.entry()
+"""
+
+
+@pytest.mark.parametrize("command, exit_code, out, err", [
+    # CPython remembers a KeyboardInterrupt that ended a string exec even once caught, and `python -m` ended by the signal
+    ("string_exec_interrupted", 130, "", "refc: interrupted\n"),
+    ("numpy_interrupted", 130, "", "refc: interrupted\n"),  # was 'internal error (a bug in refc)', exit 4
+    ("interrupted_at_shutdown", 0, "done\n", ""),  # was the end by SIGINT, no exit code
+])
+def test_ctrl_c_is_exit_130_with_one_line_or_too_late_to_matter(tmp_path, command, exit_code, out, err):
+    (tmp_path / "interrupted_refc.py").write_text(_PROGRAM)
+    done = subprocess.run([sys.executable, "-m", "interrupted_refc", command], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])})
+    assert (done.returncode, done.stdout, done.stderr) == (exit_code, out, err)
