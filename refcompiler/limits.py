@@ -49,9 +49,12 @@ def value(name: str) -> int:
     text = os.environ.get(limit.env)
     if text is None or text == "":
         return limit.default
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1")
+    if not text.isascii() or not text.isdigit() or len(text) > _MAX_DIGITS or int(text) < 1:
+        raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1 (of at most {_MAX_DIGITS} digits)")
     return int(text)
+
+
+_MAX_DIGITS = 4000  # int() of a longer string raises past Python's limit (4300 digits), an internal error
 
 
 def values() -> tuple[int, ...]:

@@ -50,6 +50,9 @@ def test_the_element_limit_is_adjustable(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("REFC_MAX_ELEMENTS", "many")
     code, _, err = refc(capsys, "check", path)
     assert code == 2 and "REFC_MAX_ELEMENTS='many': expected a whole number" in err
+    monkeypatch.setenv("REFC_MAX_ELEMENTS", "9" * 5000)  # int() raised past 4300 digits: exit 4
+    code, _, err = refc(capsys, "check", path)
+    assert code == 2 and "REFC_MAX_ELEMENTS='99999" in err and "of at most 4000 digits" in err and len(err) < 300
 
 
 def test_a_storage_over_the_element_limit(tmp_path, capsys):
