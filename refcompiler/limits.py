@@ -4,7 +4,8 @@ Each limit has a default and an environment variable that overrides it (a
 whole number). A breach is a ``LimitExceeded`` (exit 2) naming the file or
 node and the limit, raised before the memory is used: file sizes before
 reading, ``.npz`` members from their headers before decompressing, tensor
-sizes by shape inference before anything is allocated.
+sizes by shape inference before anything is allocated; the runs of ``refc
+run --runs N`` (and those times a graph's bytes) before the first run.
 
 The rank of a shape (at most ``MAX_RANK``) is part of the file format
 (``specs/refc-graph-1.schema.json``), not a limit.
@@ -35,6 +36,10 @@ LIMITS = {
     "bytes": Limit("REFC_MAX_BYTES", 1 << 30, "bytes of storage and intermediate results in one graph"),
     "file_bytes": Limit("REFC_MAX_FILE_BYTES", 64 << 20, "bytes in one input file (an .npz: once decompressed)"),
     "nodes": Limit("REFC_MAX_NODES", 100_000, "nodes and storage entries in one graph file"),
+    # `refc run --runs N`: each run is bounded by the limits above, so these bound the
+    # time (a tiny graph runs in about 50 us, one of a gigabyte in seconds)
+    "runs": Limit("REFC_MAX_RUNS", 100_000, "runs of one graph in a row"),
+    "run_bytes": Limit("REFC_MAX_RUN_BYTES", 1 << 36, "bytes of storage and intermediate results over all runs"),
 }
 
 
@@ -44,9 +49,12 @@ def value(name: str) -> int:
     text = os.environ.get(limit.env)
     if text is None or text == "":
         return limit.default
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
-        raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1")
+    if not text.isascii() or not text.isdigit() or len(text) > _MAX_DIGITS or int(text) < 1:
+        raise UsageError(f"{limit.env}={shown(text)}: expected a whole number of at least 1 (of at most {_MAX_DIGITS} digits)")
     return int(text)
+
+
+_MAX_DIGITS = 4000  # int() of a longer string raises past Python's limit (4300 digits), an internal error
 
 
 def values() -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.limits import clipped
 
-__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "seconds_in_plugins"]
+__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "seconds_in_plugins", "signals_seen"]
 
 # wall-clock seconds this process has spent in users' code called through ``_call``
 _SPENT = [0.0]
@@ -88,7 +88,7 @@ def _guarded(what: str, blame: str = "") -> Iterator[list[int]]:
     raises instead of ending refc with no word; only in the thread that runs it
     (another thread's ``os._exit``, or a child's the code forked, is untouched).
     A ``KeyboardInterrupt`` out of the block is an interrupt only when a signal
-    handler ran meanwhile (``_signals_seen``, the list yielded); one the code
+    handler ran meanwhile (``signals_seen``, the list yielded); one the code
     raised itself is a finding about it, like any other exception."""
     caller = threading.get_ident(), os.getpid()
     real_exit = os._exit
@@ -100,7 +100,7 @@ def _guarded(what: str, blame: str = "") -> Iterator[list[int]]:
 
     os._exit = refused_exit  # type: ignore[assignment]
     try:
-        with _signals_seen() as seen, contextlib.redirect_stdout(sys.stderr):
+        with signals_seen() as seen, contextlib.redirect_stdout(sys.stderr):
             try:
                 yield seen
             except KeyboardInterrupt as e:
@@ -124,7 +124,7 @@ def _exit_error(what: str, e: _Exited, blame: str) -> ExecutionError:
 
 
 @contextlib.contextmanager
-def _signals_seen() -> Iterator[list[int]]:
+def signals_seen() -> Iterator[list[int]]:
     """A list that gets the number of each SIGINT or SIGTERM whose Python
     handler runs inside the block (the handler in place is still called, and
     restored at the end). Handlers run only in the main thread, so in any

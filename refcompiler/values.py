@@ -87,6 +87,7 @@ def _check_headers(path: str) -> None:
     ``zipfile``/``numpy`` raise on a broken archive."""
     total = 0
     with zipfile.ZipFile(path) as zf:
+        _check_whole(path, zf)
         members = zf.infolist()
         bound = limits.value("nodes")
         if len(members) > bound:  # each member is a storage entry's value: no graph has more
@@ -94,6 +95,7 @@ def _check_headers(path: str) -> None:
                                        f"(at most {bound}, {limits.LIMITS['nodes'].env})", path=path)
         seen: set[str] = set()
         for info in members:
+            _check_member(path, info)
             key = info.filename.removesuffix(".npy")
             if key in seen:  # np.load would keep one of them, silently
                 raise MalformedInput("two members of the archive have this name", path=path, field=_field(key))
@@ -129,6 +131,36 @@ def _check_headers(path: str) -> None:
 
 
 MAX_HEADER = 10_000  # bytes of a member's .npy header (numpy's own default bound)
+
+_END_RECORD = b"PK\x05\x06"  # a zip's end of central directory record
+_END_RECORD_BYTES = 22  # its length without the archive's comment
+# how numpy writes a member (np.savez, np.savez_compressed); zipfile would also
+# decompress bzip2 and LZMA, whose decoders take memory a header asks for
+_COMPRESSIONS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+
+
+def _check_whole(path: str, zf: zipfile.ZipFile) -> None:
+    """The archive is the whole file: no bytes after its end record (a second
+    archive appended there is what another reader may see) and none before its
+    first member (``zipfile`` skips both)."""
+    with open(path, "rb") as f:
+        end = os.fstat(f.fileno()).st_size - _END_RECORD_BYTES - len(zf.comment)
+        f.seek(max(end, 0))
+        record = f.read(len(_END_RECORD))
+    if end < 0 or record != _END_RECORD:
+        raise MalformedInput("bytes follow the end of the .npz archive (a zip whose end record is not at the end of the file)", path=path)
+    first = min((info.header_offset for info in zf.infolist()), default=0)
+    if first != 0:
+        raise MalformedInput(f"{first} bytes come before the first member of the .npz archive (another archive, or data put in front)", path=path)
+
+
+def _check_member(path: str, info: zipfile.ZipInfo) -> None:
+    """A member's name and compression, before anything of it is read."""
+    if info.orig_filename != info.filename:  # zipfile cuts a name at a NUL character
+        raise MalformedInput("a member's name holds a NUL character", path=path, field=_field(info.orig_filename))
+    if info.compress_type not in _COMPRESSIONS:
+        raise MalformedInput(f"compression method {info.compress_type}; an .npz member is stored or deflated, as numpy writes it",
+                             path=path, field=_field(info.filename.removesuffix(".npy")))
 
 
 def _header_length(field: bytes) -> int:

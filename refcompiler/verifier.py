@@ -35,7 +35,7 @@ from refcompiler.variants import active
 if TYPE_CHECKING:  # networkx (~190 ms to import) only for a graph with a cycle
     import networkx as nx
 
-__all__ = ["Types", "verify", "violations", "checked", "infer_types", "ref_type", "data_graph", "evaluation_order", "attr_ok"]
+__all__ = ["Types", "verify", "violations", "checked", "infer_types", "ref_type", "graph_bytes", "data_graph", "evaluation_order", "attr_ok"]
 
 Types = dict[tuple[str, int], TensorType]
 
@@ -240,11 +240,22 @@ def infer_types(graph: Graph) -> Types:
     return _infer(graph, specs_of(graph.nodes))
 
 
+def graph_bytes(graph: Graph, types: Types) -> int:
+    """The bytes of ``graph``'s storage plus all its node results (``types``,
+    from ``infer_types``): what ``REFC_MAX_BYTES`` bounds, and what one run
+    of the graph writes at most."""
+    return _storage_bytes(graph) + sum(t.nbytes for t in types.values())
+
+
+def _storage_bytes(graph: Graph) -> int:
+    return sum(TensorType(s.shape, s.dtype).nbytes for s in graph.storage)
+
+
 def _infer(graph: Graph, specs: list[OpSpec]) -> Types:
     """``infer_types`` with ``specs[i]`` the spec of ``graph.nodes[i]``: one
     pass over the evaluation order."""
     types: Types = {}
-    total = sum(TensorType(s.shape, s.dtype).nbytes for s in graph.storage)
+    total = _storage_bytes(graph)
     limits.check("bytes", total, f"graph '{graph.name}' storage")
     # read once: the per-node checks below only call limits.check (and build its
     # message) when a bound is crossed

@@ -204,6 +204,7 @@ class _Signals:
         self.saved: dict[int, Any] = {}
         self._holding = 0
         self._deferred = False
+        self._unraisable: Any = None
 
     def _handler(self, signum: int, frame: Any) -> None:
         self.count += 1
@@ -231,7 +232,10 @@ class _Signals:
         forget_end()
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
-                self.saved[sig] = signal.signal(sig, self._handler)
+                # one ignored by whoever started refc (nohup; `refc fuzz &` in a script) stays ignored:
+                # a Ctrl-C meant for the foreground ended a campaign run in the background
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self.saved[sig] = signal.signal(sig, self._handler)
             self._unraisable, sys.unraisablehook = sys.unraisablehook, self._quiet_interrupt
         return self
 
@@ -243,7 +247,7 @@ class _Signals:
     def __exit__(self, *exc: object) -> None:
         for sig, old in self.saved.items():
             signal.signal(sig, old)
-        if self.saved:
+        if self._unraisable is not None:
             sys.unraisablehook = self._unraisable
         forget_end()  # the next campaign in this process starts unasked
 

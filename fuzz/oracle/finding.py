@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import enum
+import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,6 +43,10 @@ class Bug:
     blame: str = ""
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_SLUG_MAX = 200  # characters: a file name's limit is 255 bytes, ".json" and a temporary's prefix and suffix besides
+
+
 @dataclass(frozen=True, order=True)
 class Signature:
     """What a campaign deduplicates failures by: what the bug is, not which ops
@@ -66,13 +72,21 @@ class Signature:
     @property
     def slug(self) -> str:
         """A file-name friendly form, e.g. ``SEM-1.differential.save``,
-        ``OWN-2.verify.none`` or ``IR-6.compile.share_buffers``; a user's
-        scheduler ``my_sched:schedule`` as ``my_sched.schedule`` (no colon,
-        which some file systems refuse)."""
+        ``OWN-2.verify.none`` or ``IR-6.compile.share_buffers``: a campaign's
+        case file and bug folder. The blame is a name from a user's code (a
+        pass's ``module.qualname``, a target's configuration key), so anything but
+        ASCII letters, digits and ``_ . -`` becomes ``_`` (a ``/`` put the case
+        file outside ``cases/``; a user's scheduler ``my_sched:schedule`` is
+        ``my_sched.schedule``), and a slug so changed, or cut to
+        ``_SLUG_MAX`` characters, ends in a digest of its own text (two
+        signatures never share a file)."""
         parts = [self.invariant, self.stage] + ([self.blame.replace(":", ".")] if self.blame else [])
-        if self.blame and not self.kinds:
-            return ".".join(parts)
-        return ".".join([*parts, "-".join(self.kinds) or "none"])
+        text = ".".join(parts if self.blame and not self.kinds else [*parts, "-".join(self.kinds) or "none"])
+        safe = _UNSAFE.sub("_", text)
+        if safe == text and len(text) <= _SLUG_MAX:
+            return text
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return f"{safe[: _SLUG_MAX - len(digest) - 1]}.{digest}"
 
     @property
     def bug(self) -> Bug:

@@ -20,13 +20,14 @@ import argparse
 import errno
 import importlib
 import os
+import signal
 import sys
 import traceback
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from refcompiler.errors import LimitExceeded, RefCompilerError
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "entry", "COMMANDS"]
 
 # Command modules under refc.cli, in the order ``refc --help`` lists them.
 COMMANDS = ("check", "show", "run", "compile", "mutants", "fuzz", "replay", "report", "prove", "validate", "bench", "import", "export")
@@ -104,38 +105,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     _stdout_keeps_file_names()
     try:  # building the parsers imports every command's module: Ctrl-C lands here in the first moments
         from refcompiler.mutants import activate
+        from refcompiler.plugins import signals_seen
 
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:
         print("refc: interrupted", file=sys.stderr)
         return 130
+    with signals_seen() as seen:
+        try:
+            with activate(getattr(args, "mutant", None)):
+                return int(args.func(args))
+        except RefCompilerError as e:
+            print(f"refc {args.command}: {_located(e, args)}", file=sys.stderr)
+            return e.exit_code
+        except KeyboardInterrupt:
+            print("refc: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            return 0
+        except OSError as e:
+            if e.errno not in _CANNOT_WRITE:
+                return _internal(args, seen)
+            # a full disk or stdout, a quota: the machine's state, not a finding or a bug of refc's
+            _drop_stdout()
+            print(f"refc {args.command}: cannot write its output: {e.strerror or e}", file=sys.stderr)
+            return 2
+        except Exception:
+            return _internal(args, seen)
+
+
+def entry() -> NoReturn:
+    """The ``refc`` program (the console script; ``python -m refc``): ``main``,
+    then exit with its code. Once ``main`` has returned, its outputs are
+    written and its code is decided, so SIGINT is ignored from then on: a
+    Ctrl-C landing in the interpreter's shutdown ended the process by the
+    signal, without a word or an exit code. One landing before ``main``
+    returned and after its own handler is exit 130, as there."""
+    code = None
     try:
-        with activate(getattr(args, "mutant", None)):
-            return int(args.func(args))
-    except RefCompilerError as e:
-        print(f"refc {args.command}: {_located(e, args)}", file=sys.stderr)
-        return e.exit_code
+        code = main()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     except KeyboardInterrupt:
-        print("refc: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-    except OSError as e:
-        if e.errno not in _CANNOT_WRITE:
-            return _internal(args)
-        # a full disk or stdout, a quota: the machine's state, not a finding or a bug of refc's
-        _drop_stdout()
-        print(f"refc {args.command}: cannot write its output: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except Exception:
-        return _internal(args)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if code is None:
+            print("refc: interrupted", file=sys.stderr)
+            code = 130
+    forget_interrupts()
+    sys.exit(code)
+
+
+def forget_interrupts() -> None:
+    """CPython (3.11, 3.12) remembers a KeyboardInterrupt that ended the code
+    of a string ``exec`` (as ``dataclasses`` and ``namedtuple`` make methods:
+    a Ctrl-C while refc's modules load lands there) even when a caller caught
+    it, and ``python -m refc`` then ends by SIGINT, not with ``main``'s 130.
+    Each string ``exec`` starts by forgetting it."""
+    exec("")
 
 
 _CANNOT_WRITE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def _internal(args: argparse.Namespace) -> int:
-    """Not a user's mistake but a bug in refc: the traceback, exit 4 (never 1, a finding)."""
+def _internal(args: argparse.Namespace, signals: list[int]) -> int:
+    """Not a user's mistake but a bug in refc: the traceback, exit 4 (never 1, a
+    finding); unless a signal came (``signals``, those whose handler ran): then a
+    library turned the KeyboardInterrupt into an error of its own (numpy, loading,
+    says its C extensions failed to import), and the command was interrupted."""
+    if signals:
+        print("refc: interrupted", file=sys.stderr)
+        return 130
     traceback.print_exc()
     print(f"refc {args.command}: internal error (a bug in refc; the traceback above is for its report)", file=sys.stderr)
     return 4

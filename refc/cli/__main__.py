@@ -1,5 +1,3 @@
-import sys
+from refc.cli import entry
 
-from refc.cli import main
-
-sys.exit(main())
+entry()

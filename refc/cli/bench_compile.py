@@ -29,14 +29,15 @@ __all__ = ["add_arguments", "measure", "render", "growth_exponent"]
 
 DEFAULT_SIZES = (1_000, 2_000, 4_000, 8_000, 16_000)
 PIPELINES = ("O0", "O2")
+MAX_REPEAT = 100  # each compiles every size under every pipeline again
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("compile section")
     g.add_argument("--compile-sizes", type=size_list("1000,2000"), default=DEFAULT_SIZES, metavar="N,N,...",
                    help="graph sizes in nodes (default 1000,2000,4000,8000,16000)")
-    g.add_argument("--compile-repeat", type=whole_number(1), default=3, metavar="N",
-                   help="time each compile N times and keep the best (default 3)")
+    g.add_argument("--compile-repeat", type=whole_number(1, MAX_REPEAT), default=3, metavar="N",
+                   help=f"time each compile N times and keep the best (default 3, at most {MAX_REPEAT})")
 
 
 def _best(repeat: int, run: Callable[[], object]) -> float:

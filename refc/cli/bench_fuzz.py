@@ -21,6 +21,8 @@ from typing import Any
 
 from refc.cli.common import positive_seconds, whole_number
 
+MAX_ROUNDS = 100  # each round runs a campaign of --fuzz-budget seconds per worker count
+
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render"]
 
 
@@ -29,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fuzz-budget", type=positive_seconds, default=10.0, metavar="SECONDS", help="seconds per campaign (default 10)")
     g.add_argument("--fuzz-seed", type=whole_number(0), default=0, metavar="N", help="campaign seed (default 0)")
     g.add_argument(
-        "--fuzz-rounds", type=whole_number(1), default=3, metavar="N", help="times every worker count's campaign runs, in turn; rows are medians (default 3)"
+        "--fuzz-rounds", type=whole_number(1, MAX_ROUNDS), default=3, metavar="N",
+        help=f"times every worker count's campaign runs, in turn; rows are medians (default 3, at most {MAX_ROUNDS})"
     )
 
 

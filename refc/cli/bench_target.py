@@ -19,13 +19,15 @@ from typing import Any
 from refcompiler.targets import BUILTIN
 from refc.cli.common import whole_number
 
+MAX_GRAPHS = 100_000  # each runs through every configuration of the target, in a child process
+
 __all__ = ["SECTION_ARGS", "add_arguments", "measure", "render"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("target section")
     g.add_argument("--target-name", metavar="NAME", default="onnxruntime", help=f"the target: {', '.join(BUILTIN)}, or module:attribute (default onnxruntime)")
-    g.add_argument("--target-graphs", type=whole_number(1), default=100, metavar="N", help="graphs to run (default 100)")
+    g.add_argument("--target-graphs", type=whole_number(1, MAX_GRAPHS), default=100, metavar="N", help=f"graphs to run (default 100, at most {MAX_GRAPHS})")
 
 
 def _graphs(n: int, max_nodes: int) -> list[Any]:

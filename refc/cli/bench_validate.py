@@ -15,7 +15,8 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from refc.cli.common import whole_number
+from refc.cli.common import whole, whole_number
+from refcompiler.limits import shown
 from refcompiler.symbolic.defaults import DEFAULT_ORDER_LIMIT
 
 if TYPE_CHECKING:
@@ -82,13 +83,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _sizes(text: str) -> tuple[tuple[int, int], ...]:
-    try:
-        sizes = tuple((int(a), int(b)) for a, b in (item.split("x") for item in text.split(",") if item.strip()))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected sizes like 200x8,1000x64, got {text!r}") from None
+    sizes = []
+    for item in (item for item in text.split(",") if item.strip()):
+        instrs, sep, elements = item.partition("x")
+        count, size = whole(instrs.strip()), whole(elements.strip())
+        if not sep or count is None or size is None:
+            raise argparse.ArgumentTypeError(f"expected sizes like 200x8,1000x64, got {shown(text)}")
+        sizes.append((count, size))
     if not sizes or any(i < 10 or e < 1 for i, e in sizes):
         raise argparse.ArgumentTypeError(f"needs at least 10 instructions and 1 element per row, got {text!r}")
-    return sizes
+    return tuple(sizes)
 
 
 def _timed(fn: Any) -> tuple[float, Any]:

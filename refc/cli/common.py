@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.files import check_writable_dir, check_writable_file, locked_dir
+from refcompiler.limits import shown
 
 if TYPE_CHECKING:
     from refcompiler.graph import Graph
     from refcompiler.proofs import Verdict
 
-__all__ = ["BUILT_IN_SCHEDULERS", "derived_out", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole_number", "size_list", "positive_seconds",
+__all__ = ["BUILT_IN_SCHEDULERS", "derived_out", "add_compile_arguments", "node_order", "add_graph_argument", "add_mutant_argument", "load", "file_path", "in_file", "whole", "whole_number", "size_list", "positive_seconds",
            "out_dir", "out_file", "not_an_input", "locked_out", "cores", "worker_count", "verdict_exit"]
 
 
@@ -59,10 +60,9 @@ def size_list(example: str) -> Callable[[str], tuple[int, ...]]:
     """An argparse type: comma-separated sizes of at least 1 (``example`` shows the form)."""
 
     def parse(text: str) -> tuple[int, ...]:
-        try:
-            values = tuple(int(x) for x in text.split(",") if x.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected sizes like {example}, got {text!r}") from None
+        values = tuple(whole(x.strip()) for x in text.split(",") if x.strip())
+        if any(n is None for n in values):
+            raise argparse.ArgumentTypeError(f"expected sizes like {example}, got {text!r}")
         if not values or any(n < 1 for n in values):
             raise argparse.ArgumentTypeError(f"sizes must be whole numbers of at least 1, got {text!r}")
         return values
@@ -71,16 +71,35 @@ def size_list(example: str) -> Callable[[str], tuple[int, ...]]:
     return parse
 
 
-def whole_number(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number of at least ``minimum``."""
+def whole(text: str) -> int | None:
+    """``text`` as a whole number written in ASCII digits, with a leading minus
+    sign or not, else ``None``. (``int`` also takes ``1_0``, `` 3 `` and other
+    scripts' digits, ``٣``, and raises past 4300 digits, which a bound then
+    refuses by its own message: such a number is returned as one above every bound.)"""
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    if len(digits) > _MAX_DIGITS:
+        return -_HUGE if text.startswith("-") else _HUGE
+    return int(text)
+
+
+_MAX_DIGITS = 4000  # below Python's limit on converting a string to an int (4300 digits)
+_HUGE = 10**_MAX_DIGITS
+
+
+def whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``minimum`` (and at most
+    ``maximum``: a count of repetitions, each of which takes time)."""
 
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        value = whole(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {shown(text)}")
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"needs {minimum} or more, got {value}")
+            raise argparse.ArgumentTypeError(f"needs {minimum} or more, got {shown(value)}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"needs at most {maximum}, got {shown(value)}")
         return value
 
     parse.__name__ = f"whole number >= {minimum}"

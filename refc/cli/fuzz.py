@@ -57,6 +57,7 @@ import threading
 import time
 from pathlib import Path
 
+from refcompiler import limits
 from refcompiler.errors import UsageError
 from refcompiler.targets import BUILTIN
 from refc.cli import fuzz_target
@@ -95,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "generated ones: every case is G, with fresh seeded input values half of the time, under "
                         "the schedulers' orders and the pipeline; it must be valid (`refc check G`)")
     # (default None: given or not, so that --graph refuses either whatever its value; the config's defaults apply)
-    p.add_argument("--max-nodes", type=whole_number(1), default=None, metavar="N", help="largest generated graph (default 10; not used with --graph)")
+    p.add_argument("--max-nodes", type=whole_number(1), default=None, metavar="N", help="largest generated graph (default 10, at most REFC_MAX_NODES; not used with --graph)")
     # (fuzz.strategies.builder.MAX_DIM and fuzz.campaign.config.MAX_DIM_LIMIT: not imported to build the parser)
     p.add_argument("--max-dim", type=whole_number(2), default=None, metavar="N",
                    help="largest size drawn for an axis of a generated tensor, rank at most 3 (default 4, at most 64; "
@@ -281,6 +282,8 @@ def run(args: argparse.Namespace) -> int:
     fuzz_target.check_target(args.target)
     if args.graph is not None and (args.max_nodes is not None or args.max_dim is not None):
         raise UsageError("--max-nodes and --max-dim size the generated graphs; with --graph every case is that graph")
+    if args.max_nodes is not None:  # a larger graph is more than refc reads (REFC_MAX_NODES)
+        limits.check("nodes", args.max_nodes, "--max-nodes")
     given = _given_graph(args.graph)
     out = Path(args.out)
     out_dir(args.out)

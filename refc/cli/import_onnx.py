@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-from refc.cli.common import derived_out, file_path
+from refc.cli.common import derived_out, file_path, whole
 from refcompiler.errors import UsageError
+from refcompiler.limits import shown
 from refcompiler.onnx_io import require_onnx
 
 
@@ -27,10 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _dim(text: str) -> tuple[str, int]:
-    name, sep, size = text.partition("=")
-    if not sep or not name or not size.isdigit() or int(size) < 1:
-        raise argparse.ArgumentTypeError(f"expected NAME=SIZE with SIZE a whole number of at least 1, got {text!r}")
-    return name, int(size)
+    name, sep, text_size = text.partition("=")
+    size = whole(text_size)
+    if not sep or not name or size is None or not 1 <= size <= _MAX_DIM:
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE with SIZE a whole number from 1 to {_MAX_DIM}, got {shown(text)}")
+    return name, size
+
+
+_MAX_DIM = 2**31 - 1  # a graph file's largest dimension (refcompiler.onnx_io.types.MAX_DIM: onnx is not imported to build the parser)
 
 
 def run(args: argparse.Namespace) -> int:

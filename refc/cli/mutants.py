@@ -26,6 +26,7 @@ from refcompiler.errors import UsageError
 # what a score is held to: the median time to kill, and every shrunk case's size
 GOAL_SECONDS = 3.0
 GOAL_NODES = 5
+MAX_SEEDS = 1000  # campaigns per mutant: each takes up to --budget seconds, for every mutant
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON: the catalog as a list, or the score as {\"mutants\": [...]}")
     p.add_argument("--score", action="store_true", help="run a campaign per mutant and report how fast each is killed")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS", help="time per campaign (default 10)")
-    p.add_argument("--seeds", type=whole_number(1), default=None, metavar="K", help="campaigns per mutant, seeds 0..K-1 (default 1)")
+    p.add_argument("--seeds", type=whole_number(1, MAX_SEEDS), default=None, metavar="K", help=f"campaigns per mutant, seeds 0..K-1 (default 1, at most {MAX_SEEDS})")
     p.add_argument("--only", metavar="NAME", action="append", default=None, help="score only this mutant (repeatable)")
     p.set_defaults(func=run)
 

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run the schedule-free reference interpreter instead of compiling",
     )
-    p.add_argument("--runs", type=whole_number(1), default=None, metavar="N", help="run N times in a row (default 1; 2 with --target)")
+    p.add_argument("--runs", type=whole_number(1), default=None, metavar="N", help="run N times in a row (default 1; 2 with --target; at most REFC_MAX_RUNS, 100000, and N times the graph's bytes at most REFC_MAX_RUN_BYTES, 64 GiB)")
     p.add_argument("--inputs", metavar="F.npz", type=file_path, help="initial values by storage name (placeholders, owned variables)")
     p.add_argument("--out", metavar="F.npz", type=file_path,
                    help="write the final placeholders and owned variables here (- for stdout)")
@@ -95,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.graph}: {v.invariant}: {v.detail}{names}")
     if found:
         return 1
-    inputs = _inputs(graph, args.inputs, settings)
     args.runs_given, args.runs = args.runs is not None, args.runs or 1
+    _check_runs(graph, args.runs if args.runs_given or args.target is None else run_target.DEFAULT_RUNS)
+    inputs = _inputs(graph, args.inputs, settings)
     if args.target is not None:
         return run_target.run(args, graph, inputs)
     try:
@@ -115,6 +116,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.graph}: {how}, after {_runs(args.runs)}:")
         print(values_text(graph, values), end="")
     return 0
+
+
+def _check_runs(graph: Graph, runs: int) -> None:
+    """``LimitExceeded`` (exit 2, before the first run) for more runs than
+    ``REFC_MAX_RUNS``, or runs that together touch more bytes than
+    ``REFC_MAX_RUN_BYTES``: a run is bounded by the graph's limits, so the
+    runs are what could keep ``refc run`` going for days."""
+    from refcompiler import limits
+    from refcompiler.verifier import graph_bytes, infer_types
+
+    limits.check("runs", runs, "--runs")
+    each = graph_bytes(graph, infer_types(graph))
+    limits.check("run_bytes", runs * each, f"--runs {runs} of {each} bytes each")
 
 
 def _runs(n: int) -> str:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments", "run"]
 
 
+DEFAULT_RUNS = 2  # runs of each configuration without --runs: the second sees the state the first left
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", metavar="NAME", default=None, help=f"run on an external compiler instead: {', '.join(BUILTIN)}, or module:attribute")
     p.add_argument("--config", metavar="KEY", default=None, help="with --target, or a case found against a target: only this configuration (default: every one)")
@@ -43,7 +46,7 @@ def run(args: argparse.Namespace, graph: Graph, inputs: Mapping[str, np.ndarray]
     keys = [c.key for c in target.configurations()]
     if args.config is not None and args.config not in keys:
         raise UsageError(f"--config {args.config!r}: target {args.target} has the configurations {', '.join(keys)}")
-    runs = args.runs if args.runs_given else 2
+    runs = args.runs if args.runs_given else DEFAULT_RUNS
     entry = bind_inputs(graph, inputs or {})
     outcome = run_target(args.target, target, graph, entry, isolate=True, runs=runs)
     if outcome.refused is not None:

@@ -27,7 +27,7 @@ from refcompiler.errors import LimitExceeded, MalformedInput
 from refcompiler.files import read_bounded
 from refcompiler.graph import Graph, Init, StorageKind
 from refcompiler.graph_json import MAX_NAME, default_name, graph_from_doc, graph_to_doc
-from refcompiler.limits import printable, shown
+from refcompiler.limits import clipped, printable, shown
 from refcompiler.onnx_io.builder import Builder, Value
 from refcompiler.onnx_io.converters import CONVERTERS, OnnxNode
 from refcompiler.onnx_io.errors import Refused, node_where, refused
@@ -106,8 +106,9 @@ def _is_external(t: TensorProto) -> bool:
 
 
 def _line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
+    """onnx's or protobuf's complaint as one short line, what it quotes of the
+    model (a domain, a name) escaped: ``clipped``."""
+    return clipped(" ".join(str(e).split()) or type(e).__name__, 200)
 
 
 def import_file(path: str, *, dims: Mapping[str, int] | None = None, values: Mapping[str, np.ndarray] | None = None) -> Imported:

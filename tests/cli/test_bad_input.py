@@ -90,6 +90,38 @@ def test_a_time_limit_past_what_the_timers_hold_is_bad_usage(capsys, argv):
     assert (code, out) == (2, "") and "needs at most 2147483 seconds (about 24 days)" in err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["mutants", "--score", "--seeds", "5000"], "argument --seeds: needs at most 1000, got 5000"),
+    (["bench", "--fuzz", "--fuzz-rounds", "1000"], "argument --fuzz-rounds: needs at most 100, got 1000"),
+    (["bench", "--compile", "--compile-repeat", "101"], "argument --compile-repeat: needs at most 100, got 101"),
+    (["bench", "--target", "--target-graphs", "10000000"], "argument --target-graphs: needs at most 100000, got 10000000"),
+    (["fuzz", "--max-nodes", "1000000000000", "--max-cases", "1"],
+     "--max-nodes: needs 1000000000000 nodes and storage entries in one graph file, more than the limit 100000 (REFC_MAX_NODES)"),
+])
+def test_a_count_of_repetitions_or_a_graph_size_past_its_bound_is_bad_usage(capsys, argv, message):
+    # each ran on for days (a campaign of --max-nodes 10**12 promised graphs no refc command reads)
+    code, out, err = refc(capsys, *argv)
+    assert (code, out) == (2, "") and message in err.strip().splitlines()[-1]  # argparse: its usage, then the error
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", str(SGD), "--runs", "1_0"],  # int() reads 10
+    ["run", str(SGD), "--runs", " 3 "],
+    ["run", str(SGD), "--runs", "\u0663"],  # ARABIC-INDIC DIGIT THREE: int() reads 3
+    ["bench", "--proofs", "--sizes", "1_0"],
+    ["bench", "--validate", "--validate-sizes", "1_0x8"],
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=\u0663"],
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=\u00b2"],  # isdigit() but not int(): 'invalid _dim value'
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=" + "9" * 5000],  # past int()'s digits: the same
+    ["import", str(ROOT / "examples" / "onnx" / "mlp.onnx"), "--dim", "batch=2147483648"],
+])
+def test_a_number_option_takes_ascii_digits_only(capsys, argv):
+    code, out, err = refc(capsys, *argv)
+    last = err.strip().splitlines()[-1]
+    assert (code, out) == (2, "") and last.startswith("refc: error: argument ")
+    assert "invalid" not in last and len(last) < 200
+
+
 def test_a_shrink_grace_of_zero_is_no_grace_and_a_negative_one_bad_usage(capsys, tmp_path):
     # 0 (shrink only within the budget) was refused as "above 0"
     code, out, err = refc(capsys, "fuzz", "--budget", "1", "--max-cases", "2", "--shrink-grace", "0", "--out", str(tmp_path / "o"))
@@ -281,3 +313,51 @@ def test_ctrl_c_while_the_parsers_are_built_is_exit_130_without_a_traceback(caps
     monkeypatch.setattr(refc.cli, "build_parser", interrupted)
     assert refc.cli.main(["check", str(SGD)]) == 130
     assert capsys.readouterr().err == "refc: interrupted\n"
+
+
+_PROGRAM = """
+import argparse, atexit, os, signal, sys, time
+import refc.cli
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a test worker may have started with SIGINT ignored
+
+
+def string_exec_interrupted(args):  # a Ctrl-C inside the code of a string exec: how dataclasses make methods
+    exec("raise KeyboardInterrupt", {})
+
+
+def numpy_interrupted(args):  # numpy turns a Ctrl-C while its C extensions load into an ImportError
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        raise ImportError("Importing the numpy C-extensions failed") from None
+
+
+def interrupted_at_shutdown(args):  # a Ctrl-C after the command is done, as the interpreter shuts down
+    print("done")
+    atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(1)))
+    return 0
+
+
+class Parser:
+    def parse_args(self, argv):
+        return argparse.Namespace(func=globals()[sys.argv[1]], command="check", mutant=None)
+
+
+refc.cli.build_parser = Parser
+refc.cli.entry()
+"""
+
+
+@pytest.mark.parametrize("command, exit_code, out, err", [
+    # CPython remembers a KeyboardInterrupt that ended a string exec even once caught, and `python -m` ended by the signal
+    ("string_exec_interrupted", 130, "", "refc: interrupted\n"),
+    ("numpy_interrupted", 130, "", "refc: interrupted\n"),  # was 'internal error (a bug in refc)', exit 4
+    ("interrupted_at_shutdown", 0, "done\n", ""),  # was the end by SIGINT, no exit code
+])
+def test_ctrl_c_is_exit_130_with_one_line_or_too_late_to_matter(tmp_path, command, exit_code, out, err):
+    (tmp_path / "interrupted_refc.py").write_text(_PROGRAM)
+    done = subprocess.run([sys.executable, "-m", "interrupted_refc", command], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])})
+    assert (done.returncode, done.stdout, done.stderr) == (exit_code, out, err)

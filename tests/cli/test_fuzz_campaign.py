@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -82,6 +83,23 @@ def test_a_double_ctrl_c_still_writes_the_final_summary_and_leaves_no_worker(tmp
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert not list(out.glob(".summary.json.*"))  # written atomically: no temporary file left
+
+
+def test_a_campaign_started_with_sigint_ignored_keeps_ignoring_it(tmp_path):
+    # as `nohup refc fuzz` or `refc fuzz &` in a script starts it: a Ctrl-C meant for the
+    # foreground job ended the campaign, whose handler replaced the ignoring one
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "refc", "fuzz", "--workers", "1", "--budget", "5", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.time() + 30
+    while not (out / "summary.json").exists():  # the campaign runs: its first chunk is written
+        assert time.time() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    doc = json.loads((out / "summary.json").read_text())
+    assert (proc.returncode, doc["interrupted"], doc["stopped_by"]) == (0, None, "budget"), err
 
 
 def test_a_killed_worker_costs_only_its_chunk_and_leaves_the_campaign_inconclusive(tmp_path):

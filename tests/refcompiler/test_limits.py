@@ -50,6 +50,9 @@ def test_the_element_limit_is_adjustable(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("REFC_MAX_ELEMENTS", "many")
     code, _, err = refc(capsys, "check", path)
     assert code == 2 and "REFC_MAX_ELEMENTS='many': expected a whole number" in err
+    monkeypatch.setenv("REFC_MAX_ELEMENTS", "9" * 5000)  # int() raised past 4300 digits: exit 4
+    code, _, err = refc(capsys, "check", path)
+    assert code == 2 and "REFC_MAX_ELEMENTS='99999" in err and "of at most 4000 digits" in err and len(err) < 300
 
 
 def test_a_storage_over_the_element_limit(tmp_path, capsys):
@@ -88,6 +91,37 @@ def test_the_node_limit(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("REFC_MAX_NODES", "3")
     code, _, err = refc(capsys, "check", SGD)
     assert code == 2 and "nodes and storage entries in one graph file, more than the limit 3 (REFC_MAX_NODES)" in err
+
+
+@pytest.mark.parametrize("how", [[], ["--reference"]])
+def test_runs_over_the_run_limit_are_refused_before_the_first(tmp_path, capsys, how):
+    out = tmp_path / "o.npz"
+    start = time.monotonic()
+    code, _, err = refc(capsys, "run", SGD, *how, "--runs", 10**12, "--out", out)
+    assert code == 2 and time.monotonic() - start < 20  # it ran on for hours
+    assert err.strip() == (f"refc run: {SGD}: --runs: needs 1000000000000 runs of one graph in a row, "
+                           "more than the limit 100000 (REFC_MAX_RUNS)")
+    assert not out.exists()
+
+
+def test_the_run_limit_is_adjustable_and_counts_a_targets_default_runs(capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_RUNS", "3")
+    assert refc(capsys, "run", SGD, "--runs", 3)[0] == 0
+    code, _, err = refc(capsys, "run", SGD, "--runs", 4)
+    assert code == 2 and "--runs: needs 4 runs of one graph in a row, more than the limit 3 (REFC_MAX_RUNS)" in err
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("REFC_MAX_RUNS", "1")
+    code, _, err = refc(capsys, "run", SGD, "--target", "onnxruntime")  # two runs of each configuration
+    assert code == 2 and "needs 2 runs" in err
+
+
+def test_runs_times_the_graphs_bytes_are_bounded(capsys, monkeypatch):
+    monkeypatch.setenv("REFC_MAX_RUN_BYTES", "1000")  # the example's storage and results: 356 bytes a run
+    assert refc(capsys, "run", SGD, "--runs", 2)[0] == 0
+    code, _, err = refc(capsys, "run", SGD, "--reference", "--runs", 3)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.strip().endswith("--runs 3 of 356 bytes each: needs 1068 bytes of storage and intermediate results "
+                                "over all runs, more than the limit 1000 (REFC_MAX_RUN_BYTES)")
 
 
 def _bomb(path: Path, shape: tuple[int, ...]) -> None:

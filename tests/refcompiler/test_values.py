@@ -165,7 +165,7 @@ def _unknown_method(raw: bytearray, local: int, central: int) -> None:
 
 @pytest.mark.parametrize("members, edit, says", [
     (["A.npy"], _encrypted, "not a readable .npz file .*encrypted"),  # zipfile: RuntimeError (exit 4 before)
-    (["A.npy"], _unknown_method, "not a readable .npz file .*compression method"),  # NotImplementedError
+    (["A.npy"], _unknown_method, "A: compression method 99; an .npz member is stored or deflated"),  # NotImplementedError
     (["A.npy", "A.npy"], None, "A: two members of the archive have this name"),  # np.load kept one, silently
     (["A.npy", "A"], None, "A: two members of the archive have this name"),
 ])
@@ -175,3 +175,56 @@ def test_a_damaged_or_ambiguous_archive_is_malformed(tmp_path, members, edit, sa
         path = _archive(tmp_path / "x.npz", members, edit)
     with pytest.raises(MalformedInput, match=says):
         load_npz(path)
+
+
+def _array_bytes() -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.zeros(2, np.float32))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda raw, other: raw + b"JUNK", "bytes follow the end of the .npz archive"),
+    (lambda raw, other: raw + other, "come before the first member of the .npz archive"),  # the appended one is what zipfile read
+    (lambda raw, other: b"PK" + bytes(30) + raw, "32 bytes come before the first member"),
+    (lambda raw, other: raw.replace(b"AQB.npy", b"A\0B.npy"), r"'A\\x00B.npy': a member's name holds a NUL character"),  # zipfile read it as A
+])
+def test_an_archive_that_is_not_the_whole_file_or_names_a_member_ambiguously_is_malformed(tmp_path, edit, says):
+    """Each was read without a word: bytes after or before the archive (which
+    zipfile skips; another reader may see a second archive there), a member
+    name cut at a NUL character."""
+    made = []
+    for name, member in (("x.npz", "AQB.npy"), ("y.npz", "W.npy")):
+        with zipfile.ZipFile(tmp_path / name, "w") as zf:
+            zf.writestr(member, _array_bytes())
+        made.append((tmp_path / name).read_bytes())
+    path = tmp_path / "bad.npz"
+    path.write_bytes(edit(*made))
+    with pytest.raises(MalformedInput, match=says):
+        load_npz(str(path))
+
+
+def test_a_member_compressed_otherwise_than_numpy_writes_is_refused_by_name(tmp_path):
+    path = tmp_path / "lzma.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_LZMA) as zf:
+        zf.writestr("A.npy", _array_bytes())
+    with pytest.raises(MalformedInput, match=r"lzma\.npz: A: compression method 14; an .npz member is stored or deflated"):
+        load_npz(str(path))
+
+
+def test_what_numpy_and_refc_write_is_read(tmp_path):
+    from refcompiler.values import save_npz
+
+    arrays = {"a": np.arange(3, dtype=np.float32), "b": np.ones((2, 2), np.int32)}
+    np.savez(tmp_path / "plain.npz", **arrays)
+    np.savez_compressed(tmp_path / "deflated.npz", **arrays)
+    save_npz(str(tmp_path / "refc.npz"), arrays)
+    with zipfile.ZipFile(tmp_path / "comment.npz", "w") as zf:
+        zf.writestr("a.npy", _array_bytes())
+        zf.comment = b"an archive's comment is part of its end record"
+    for name in ("plain", "deflated", "refc"):
+        got = load_npz(str(tmp_path / f"{name}.npz"))
+        assert got.keys() == arrays.keys() and all(np.array_equal(got[k], arrays[k]) for k in arrays)
+    assert list(load_npz(str(tmp_path / "comment.npz"))) == ["a"]
+    np.savez(tmp_path / "empty.npz")
+    assert load_npz(str(tmp_path / "empty.npz")) == {}  # no values to bind: the graph's own

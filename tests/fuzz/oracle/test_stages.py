@@ -295,6 +295,16 @@ def test_signature_text_and_slug():
     assert Signature("SCH-1", "compile", (), "my_sched:schedule").slug == "SCH-1.compile.my_sched.schedule"
 
 
+def test_a_slug_is_one_file_name_whatever_a_users_code_is_called():
+    # a pass whose __name__ was '../../../evil' had its case written outside cases/
+    evil = Signature("error", "compile", (), "../../../evil")
+    assert "/" not in evil.slug and evil.slug.startswith("error.compile..._.._.._evil.")
+    assert Signature("error", "compile", (), "a/b").slug != Signature("error", "compile", (), "a_b").slug == "error.compile.a_b"
+    long = Signature("error", "compile", (), "p" * 1000).slug
+    assert len(long) == 200 and long != Signature("error", "compile", (), "p" * 999).slug
+    assert Signature("TGT-2", "target", ("add",), "all.mem_pattern=off").slug.startswith("TGT-2.target.all.mem_pattern_off.add.")
+
+
 def test_a_difference_prints_values_without_numpy_reprs():
     import numpy as np
 

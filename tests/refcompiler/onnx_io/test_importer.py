@@ -269,3 +269,17 @@ def test_a_model_making_more_nodes_than_the_limit_names_its_file(monkeypatch):
     m = model(helper.make_node("Relu", ["x"], ["y"]), [("x", X)], X.shape)
     with pytest.raises(LimitExceeded, match=r"^big\.onnx: needs 4 nodes and storage entries"):
         import_model(m, path="big.onnx")
+
+
+def test_what_onnx_checker_quotes_of_a_model_is_shown_escaped(tmp_path):
+    # "No opset import for domain 'evil.<ESC>[31m'": the checker's complaint went out raw
+    from refcompiler.onnx_io.importer import load_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    node = helper.make_node("Frobnicate", ["x"], ["y"], domain="evil.\x1b[31m")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    with pytest.raises(MalformedInput, match="not a valid ONNX model") as e:
+        load_model(path)
+    assert "\x1b" not in str(e.value) and "evil.\\x1b[31m" in str(e.value)
