@@ -96,7 +96,7 @@ def finish(config: CampaignConfig, example: Example, found_at: float, stop: Call
         passes_without = None if config.mutant is None else _replay(config, stored, None) is None
     except CaseCut:
         return Failure(sig, final.explanation, doc, len(reduced.nodes), found_at, len(graph.nodes), False, None,
-                       "not replayed: the campaign's time was up")
+                       "the campaign's time was up before it could be replayed")
     why = None
     if again is None:
         why = "replaying the stored case finds nothing"

@@ -89,8 +89,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--symbolic", choices=("auto", "on", "off"), default="auto",
                    help="symbolic translation validation of every distinct compiled program: "
                         "auto (default) validates graphs of at most 40 nodes and 1,024 storage elements")
-    p.add_argument("--case-seconds", type=positive_seconds, default=60.0, metavar="SECONDS",
-                   help="a case that takes longer is reported as a timeout finding (default 60)")
+    p.add_argument("--case-seconds", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="a case that takes longer is reported as a timeout finding (default 60; for generated graphs "
+                        "under a --budget below 180 s, a third of it, at least 20 s: a hang is found with time left "
+                        "to shrink and replay it)")
     p.add_argument("--graph", metavar="G", type=file_path, default=None,
                    help="fuzz one given graph (refc-graph/1 JSON; an ONNX model: `refc import` it first) instead of "
                         "generated ones: every case is G, with fresh seeded input values half of the time, under "
@@ -266,6 +268,26 @@ def _given_graph(path: str | None) -> dict[str, Any]:
     return {"graph": graph, "graph_file": path}
 
 
+# ``--case-seconds``' default: ``CASE_SECONDS``, or for generated graphs checked by
+# refc's compiler (a user's scheduler or pass included) a budget's ``BUDGET_SHARE``,
+# when less, but never under ``CASE_SECONDS_FLOOR`` (a case of at most --max-nodes
+# nodes takes milliseconds; the symbolic stage's Z3 may take 2 s on each of its programs)
+CASE_SECONDS, CASE_SECONDS_FLOOR, BUDGET_SHARE = 60.0, 20.0, 1 / 3
+
+
+def case_seconds(given: float | None, budget: float | None, *, generated: bool) -> float:
+    """The time a case may take before it is a timeout finding: ``given``
+    (``--case-seconds``), else the default. A hang in a user's pass under a
+    60 s budget was found at 60 s, with no time left to shrink or replay it; a
+    given graph (``--graph``, which may be large) or a target (whose first
+    compile may take long) keeps ``CASE_SECONDS``."""
+    if given is not None:
+        return given
+    if not generated or budget is None:
+        return CASE_SECONDS
+    return min(CASE_SECONDS, max(CASE_SECONDS_FLOOR, budget * BUDGET_SHARE))
+
+
 def run(args: argparse.Namespace) -> int:
     from fuzz.campaign import CampaignConfig, PlainProgress, RichProgress, default_workers, run_campaign
     from refcompiler.mutants import get as get_mutant
@@ -299,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
         out=out,
         **{k: v for k, v in (("max_nodes", args.max_nodes), ("max_dim", args.max_dim)) if v is not None},
         symbolic={"auto": None, "on": True, "off": False}[args.symbolic],
-        case_seconds=args.case_seconds,
+        case_seconds=case_seconds(args.case_seconds, budget, generated=args.graph is None and args.target is None),
         shrink_grace=args.shrink_grace,
         command=shlex.join(["refc", *sys.argv[1:]]) if sys.argv[1:2] == ["fuzz"] else None,
         target=args.target,
@@ -352,7 +374,7 @@ def _report(summary: "Summary", config: "CampaignConfig", out: Path, target: str
     bugs = fuzz_target.write_bugs(doc, out, target)
     for entry in doc["signatures"]:
         # one line each: names a user's pass or target made (a newline in an instruction's name) are escaped
-        unreproduced = "" if entry["reproduces"] else f" (did not reproduce when replayed: {printable(str(entry['reproduces_reason'] or 'no reason recorded'))})"
+        unreproduced = "" if entry["reproduces"] else f" (not confirmed on replay: {printable(str(entry['reproduces_reason'] or 'no reason recorded'))})"
         print(f"  {printable(entry['text'])}: {printable(entry['explanation'])}{unreproduced}")
         print(f"    case {out / entry['case']} ({plural(entry['nodes'], 'node')}); replay: {replay_command(config, str(out / entry['case']))}")
     for folder in bugs:

@@ -222,6 +222,18 @@ def test_a_finding_that_does_not_reproduce_says_why_in_the_final_lines_and_the_r
     assert code == 1
     entry = json.loads((out / "summary.json").read_text())["signatures"][0]
     assert entry["reproduces"] is False and entry["reproduces_reason"] == "replaying the stored case finds nothing"
-    assert f"  {entry['text']}: {entry['explanation']} (did not reproduce when replayed: replaying the stored case finds nothing)" in printed.splitlines()
+    assert f"  {entry['text']}: {entry['explanation']} (not confirmed on replay: replaying the stored case finds nothing)" in printed.splitlines()
     assert refc(capsys, "report", out)[0] == 0
     assert "reproduces on replay: False (replaying the stored case finds nothing)" in (out / "report.html").read_text()
+
+
+def test_the_default_case_time_limit_leaves_a_short_budget_time_to_shrink_a_hang():
+    from refc.cli.fuzz import case_seconds
+
+    assert case_seconds(None, 60.0, generated=True) == 20.0  # a third of the budget
+    assert case_seconds(None, 30.0, generated=True) == 20.0  # never under 20 s
+    assert case_seconds(None, 600.0, generated=True) == 60.0
+    assert case_seconds(None, None, generated=True) == 60.0  # --max-cases alone: no budget to share
+    assert case_seconds(None, 60.0, generated=False) == 60.0  # --graph G (maybe large) or a target
+    assert case_seconds(7.5, 60.0, generated=True) == 7.5  # given: as given
+
