@@ -324,18 +324,31 @@ def _build_save(b: Builder, kind: OpKind) -> None:
 
 def _build_swap(b: Builder) -> None:
     """save(p -> q) and save(q -> p): each save reads the other's target, so the
-    memory edges form a cycle the compiler must break first (DESIGN §4)."""
+    memory edges form a cycle the compiler must break first (DESIGN §4). With
+    room, sometimes through views: save(reshape(p) -> q) and save(reshape(q) ->
+    p), q of p's size in a shape of its own, so that a save reads the other's
+    target only through a view (what the cycle breaker must see too)."""
 
     def unsaved_placeholder(v: Value) -> bool:
         return v.storage is StorageKind.PLACEHOLDER and v.ref.name not in b.saved and v.type.dtype is F32
 
     p = b.pick(unsaved_placeholder, lambda: b.new_storage(TensorType(b.shape(), F32), StorageKind.PLACEHOLDER))
+    if len(b.nodes) + 4 <= b.max_nodes and b.draws.boolean():
+        q = b.new_storage(TensorType(_factor_shape(b, p.type.size), F32), StorageKind.PLACEHOLDER)
+        b.save(_view_as(b, p, q.type), q.ref.name)
+        b.save(_view_as(b, q, p.type), p.ref.name)
+        return
     q = b.pick(
         lambda v: unsaved_placeholder(v) and v.type == p.type and v.ref != p.ref,
         lambda: b.new_storage(p.type, StorageKind.PLACEHOLDER),
     )
     b.save(p, q.ref.name)
     b.save(q, p.ref.name)
+
+
+def _view_as(b: Builder, v: Value, t: TensorType) -> Value:
+    """A reshape view of ``v`` (of ``t``'s size) with type ``t``."""
+    return b.value_of(b.add_node(OpKind.RESHAPE, [v], attrs={"shape": list(t.shape)}).name)
 
 
 Recipe = Callable[[Builder, OpKind], None]
