@@ -36,6 +36,7 @@ from refcompiler.verifier import violations
 from fuzz.case import PASS, Expect
 from fuzz.oracle.finding import Unsettled
 from fuzz.oracle.stage import OracleStage
+from fuzz.sch1 import order_fault
 from fuzz.schedules import ScheduleChoice
 
 __all__ = ["Carry", "Runs", "GraphContext", "RunContext", "SchedulerAnswer", "reference_runs"]
@@ -210,7 +211,13 @@ class GraphContext:
             check_schedule(scheduled, list(order), *((self.deps, self._deps_edges) if same else ()))
         except InvariantViolation as e:
             return e
-        return None
+        # the rule stated apart from the dependency model, which may be what is wrong
+        fault = order_fault(scheduled, order)
+        if fault is None:
+            return None
+        first, second, why = fault
+        return InvariantViolation("SCH-1", f"'{second}' runs before '{first}', but {why} (SCH-1 stated apart from refc's dependency model)",
+                                  names=(first, second))
 
     def _is_prepared(self, scheduled: Graph) -> bool:
         """``scheduled == prepared``, compared once for the last graph object asked

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from refcompiler.driver import compile_graph, compile_order, run_compiled_each, scheduler_order
 from refcompiler.errors import ExecutionError, InvariantViolation, RefCompilerError
+from refcompiler.graph import Graph
 from refcompiler.mutants import activate
 from refcompiler.schedulers import blamed_as, resolve_scheduler
 from refcompiler.symbolic.schedules import canonical_key
@@ -82,6 +83,9 @@ def _compile(ctx: RunContext) -> Finding | None:
             )
             where = locate_edge(illegal.names, g.graph, g.prepared)
             return Finding(Stage.SCHEDULE, "SCH-1", why, where, blame="scheduler", **ctx.where)  # type: ignore[arg-type]
+        wrong = _illegal_answer(ctx) if e.invariant != "SCH-1" else None
+        if wrong is not None:  # lowering tripped over an order the dependency model should have forbidden
+            return wrong
         where = locate_violation(e, g.graph, g.prepared)
         # a scheduler's order the driver rejects is kept with the finding (as data:
         # a stored case carries it, and ``refc show`` draws its broken edges)
@@ -117,22 +121,40 @@ def _scheduler_answer(ctx: RunContext) -> tuple[str, ...]:
     return answer.order  # type: ignore[return-value]  # set above
 
 
+def _illegal_answer(ctx: RunContext) -> Finding | None:
+    """A scheduler's order whose compilation failed, if it is illegal under the
+    correct model (a missing dependency edge shows as IR-1 or IR-4 in lowering's
+    program): that finding, which blames the scheduler, not lowering."""
+    if ctx.given is not None or ctx.answer.order is None:
+        return None
+    try:
+        scheduled = ctx.case.compiler_prepared().scheduled
+    except Exception:
+        return None
+    return _forbidden(ctx, scheduled, ctx.answer.order)
+
+
 def _scheduled_legally(ctx: RunContext) -> Finding | None:
     """The order compiled is legal under the correct model, for the graph the
     compiler actually scheduled: a node graph optimization dropped is the
     differential's business, not a scheduling fault."""
     if ctx.compiled is None or ctx.order is None:
         return None
-    g, scheduled = ctx.case, ctx.compiled.scheduled_graph
-    wrong = g.illegal(scheduled, ctx.order)
+    return _forbidden(ctx, ctx.compiled.scheduled_graph, ctx.order)
+
+
+def _forbidden(ctx: RunContext, scheduled: Graph, order: tuple[str, ...]) -> Finding | None:
+    """SCH-1 if ``order`` of ``scheduled`` (what the compiler scheduled) is illegal under the correct model."""
+    g = ctx.case
+    wrong = g.illegal(scheduled, order)
     if wrong is None:
         return None
     who = "accepts a given schedule" if ctx.given is not None else "schedules in an order"
     why = f"the compiler {who} that the dependency model forbids: {wrong.detail}"
     # not a permutation: the nodes missing or extra are the ones involved
-    involved = wrong.names or tuple(sorted(set(ctx.order) ^ set(g.prepared.node_by_name)))
+    involved = wrong.names or tuple(sorted(set(order) ^ set(g.prepared.node_by_name)))
     where = locate(involved, g.graph, g.prepared, scheduled, site=wrong.names[-1:])
-    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=ctx.order, blame=_scheduler_blame(ctx), **ctx.where)  # type: ignore[arg-type]
+    return Finding(Stage.SCHEDULE, "SCH-1", why, where, order=order, blame=_scheduler_blame(ctx), **ctx.where)  # type: ignore[arg-type]
 
 
 def _scheduler_blame(ctx: RunContext) -> str:
