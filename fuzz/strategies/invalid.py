@@ -167,10 +167,27 @@ def _g1_attr(e: _Editor) -> Graph:
 
 
 def _g1_save_type(e: _Editor) -> Graph:
+    """A save whose value differs from its target in shape, or in dtype alone
+    (so that a check comparing shapes only misses some)."""
     shape = e.shape()
-    x = e.storage_of(StorageKind.PLACEHOLDER, shape)
-    target = e.storage_of(StorageKind.PLACEHOLDER, shape + (2,))
+    if e.draws.boolean():
+        x = e.storage_of(StorageKind.PLACEHOLDER, shape)
+        target = e.storage_of(StorageKind.PLACEHOLDER, shape + (2,))
+    else:
+        x, target = e.draws.choice([
+            (e.storage_of(StorageKind.PLACEHOLDER, shape, I32), e.storage_of(StorageKind.PLACEHOLDER, shape)),
+            (e.storage_of(StorageKind.PLACEHOLDER, shape), e.storage_of(StorageKind.PLACEHOLDER, shape, I32)),
+        ])
     e.node(OpKind.SAVE, [x], attrs={"target": target})
+    return e.result()
+
+
+def _g1_state_dtype(e: _Editor) -> Graph:
+    """An accumulate whose own state is int32 (state is float32): only G-1 is broken."""
+    shape = e.shape()
+    name = e.name("bad_acc")
+    acc = e.storage_of(StorageKind.OWNED, shape, I32, owner=name)
+    e.node(OpKind.ACCUMULATE, [e.storage_of(StorageKind.PLACEHOLDER, shape)], state=(acc,), name=name)
     return e.result()
 
 
@@ -179,7 +196,8 @@ def _g1_result_index(e: _Editor) -> Graph:
     if not producers:
         return _g1_arity(e)
     n = e.draws.choice(producers)
-    e.node(OpKind.IDENTITY, [Ref(n.name, len(OPS[n.op].results) + 1)])
+    # the first index past the end, or one further (a check off by one misses the first)
+    e.node(OpKind.IDENTITY, [Ref(n.name, len(OPS[n.op].results) + e.draws.integer(0, 1))])
     return e.result()
 
 
@@ -299,7 +317,7 @@ def _own4_state(e: _Editor) -> Graph:
 
 
 _BREAKERS: dict[str, list[Callable[[_Editor], Graph]]] = {
-    "G-1": [_g1_cycle, _g1_arity, _g1_shape, _g1_dtype, _g1_attr, _g1_save_type, _g1_result_index],
+    "G-1": [_g1_cycle, _g1_arity, _g1_shape, _g1_dtype, _g1_attr, _g1_save_type, _g1_result_index, _g1_state_dtype],
     "OWN-1": [_own1_orphan, _own1_unlisted],
     "OWN-2": [_own2_read, _own2_save, _own2_foreign_state],
     "OWN-3": [_own3_save, _own3_state],

@@ -286,3 +286,28 @@ def test_a_graph_with_a_result_to_save_is_not_all_dead_code(g):
     savable = [n for n in g.nodes if n.name not in read and any(len(types[(n.name, k)].shape) >= 1 for k in range(len(n.spec.results)))]
     if savable and len(g.nodes) < 10:
         assert scheduled_graph(g).nodes, "graph DCE removes every node"
+
+
+def test_the_g1_edits_meet_a_check_off_by_one_or_of_shapes_only():
+    """A reference to the first result past the end (a check of ``index > n``
+    passes one to ``n + 1`` only), a save whose value differs from its target
+    in dtype alone (a check of shapes only), int32 state (a check of input
+    dtypes only): each a verifier bug the default campaign missed."""
+    seen = set()
+
+    @settings(max_examples=120, database=None, suppress_health_check=list(HealthCheck))
+    @given(graphs(max_nodes=3).flatmap(lambda g: st.tuples(broken(g, "G-1", 5), broken(g, "G-1", 6), broken(g, "G-1", 7))))
+    def collect(graphs_):
+        save, index, state = graphs_
+        node = save.nodes[-1]
+        value, target = (save.storage_by_name[name] for name in (node.inputs[0].name, node.attr_dict(OPS[node.op])["target"]))
+        if value.shape == target.shape:
+            seen.add("save of another dtype")
+        ref = index.nodes[-1].inputs[0]
+        if ref.name in index.node_by_name and ref.index == len(OPS[index.node_by_name[ref.name].op].results):
+            seen.add("first index past the end")
+        if any(state.storage_by_name[s].dtype is Dtype.INT32 for s in state.nodes[-1].state):
+            seen.add("int32 state")
+
+    collect()
+    assert seen == {"save of another dtype", "first index past the end", "int32 state"}
