@@ -133,3 +133,23 @@ def test_int32_max_takes_two_values_so_a_clamp_dropped_as_if_ids_were_never_nega
     assert sum(_wrong_after(g, _int32_clamp_dropped) for g in graphs) >= 1
     maxima = [n for g in graphs for n in g.nodes if n.name in _int32_maxima(g)]
     assert sum(n.inputs[0] == n.inputs[1] for n in maxima) * 2 < len(maxima)
+
+
+def test_matmul_gives_a_rank_4_operand_a_batch_that_broadcasts():
+    # a fresh [batch, k, n] right operand took a random batch unless the left
+    # one had rank 3: against a [1, 2, m, k] it raised a ShapeError (once
+    # diamonds made [1, *shape] views, a campaign's chunk failed outside the oracle)
+    import random
+
+    from specs import TensorType
+
+    from fuzz.strategies.builder import F32, Builder
+    from fuzz.strategies.draws import RandomDraws
+
+    built = 0
+    for seed in range(200):
+        b = Builder(RandomDraws(random.Random(seed)), frozenset(), max_nodes=10)
+        a = b.fresh(TensorType((1, 2, 3, 4), F32))
+        BUILDERS[OpKind.MATMUL](b, OpKind.MATMUL)
+        built += b.nodes[-1].inputs[0] == a.ref and b.nodes[-1].inputs[1] != a.ref
+    assert built >= 20
