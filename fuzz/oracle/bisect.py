@@ -12,7 +12,11 @@ program that runs right, the program that ran wrong was compiled otherwise:
 a user's pass that gives another program from one run to the next (it reads
 a clock, a random number, the order of a set) is blamed: the only user's pass
 of the pipeline, else the first whose prefix compiles to programs that print
-differently (``unstable_pass``)."""
+differently (``unstable_pass``).
+
+A wrong ``O0`` program, where no pass ran, blames ``dce`` or ``lowering``
+(``o0_component``): one lowering bug is then one finding, whichever ops
+surround it."""
 
 from __future__ import annotations
 
@@ -26,9 +30,9 @@ from refcompiler.ir_text import print_program
 from refcompiler.passes import built_in, resolve_pipeline
 from refcompiler.values import Values, bind_inputs
 
-from fuzz.oracle.context import RunContext
+from fuzz.oracle.context import RunContext, reference_runs
 
-__all__ = ["Blame", "first_wrong_pass", "unstable_pass"]
+__all__ = ["Blame", "first_wrong_pass", "unstable_pass", "o0_component"]
 
 # compilations of one prefix that must print alike for its last pass to pass as deterministic
 TRIES = 8
@@ -86,6 +90,29 @@ def first_wrong_pass(
             return Blame()
         name = unstable_pass(compiled_with, [n for n, _ in passes], [built_in([p]) for p in passes], recompiled_right)
     return Blame(name, f"pass {name} compiles this order into another program from one run to the next") if name else Blame()
+
+
+def o0_component(
+    ctx: RunContext, wrong: Callable[[Sequence[Values]], bool], inputs: Mapping[str, np.ndarray] | None = None
+) -> Blame:
+    """Whom a wrong ``O0`` program of ``ctx`` blames, no pass having run: ``dce``
+    when the reference itself is ``wrong`` on the graph the compiler scheduled
+    (graph dead-code elimination or the broken save cycles changed what it
+    computes), else ``lowering`` (the order is legal under the correct model,
+    SCH-1, and an allocation that overlaps live bytes is refused by MEM-1 or
+    the sanitizer before it could run wrong); ``Blame()`` when the reference
+    fails to run."""
+    if ctx.compiled is None:
+        return Blame()
+    g, scheduled = ctx.case, ctx.compiled.scheduled_graph
+    try:
+        with activate(g.mutant):
+            bound = g.bound_inputs(scheduled) if inputs is None else bind_inputs(scheduled, inputs)
+            if wrong(reference_runs(scheduled, bound)):
+                return Blame("dce", "the reference gives these values on the graph the compiler scheduled: dce changed it")
+    except Exception:  # the finding stands; its blame is unknown
+        return Blame()
+    return Blame("lowering", "the reference gets the graph the compiler scheduled right: lowering is wrong")
 
 
 def unstable_pass(

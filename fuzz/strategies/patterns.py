@@ -8,6 +8,7 @@ from typing import Callable
 from specs import OpKind, TensorType
 
 from refcompiler.graph_passes.dce import has_effect
+from refcompiler.limits import MAX_RANK
 
 from fuzz.strategies.builder import F32, Builder, Value
 from fuzz.strategies.recipes import BINARY, BUILDERS, UNARY, moves_along_first_axis, save_target
@@ -16,6 +17,12 @@ __all__ = ["build_diamond", "build_chain", "build_twins", "build_outputs", "prod
 
 # Whether a diamond's left branch is a view (when reshape is enabled).
 _VIEW = (False, True, True)
+
+# Whether a diamond with a view joins the view with x itself, the view then
+# seeing x as ``[1, *shape]`` (broadcast against x): the join's result may take
+# over x's buffer through the view, not as x, whose type differs (IR-6). One
+# time in four, shrinking to no.
+_JOIN_X = (False, False, False, True)
 
 
 def produced(b: Builder, t: TensorType, enabled: list[OpKind]) -> Value:
@@ -31,7 +38,11 @@ def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
     """x -> left (a view of x, or elementwise) and right (elementwise: a
     candidate to overwrite x in place), then join(left, right). The hazard
     of buffer sharing: right may reuse x only if nothing reads x later,
-    also through left's view. Ops come from the enabled set where it has any."""
+    also through left's view. Sometimes (``_JOIN_X``) the view sees x as
+    ``[1, *shape]``, the join is join(left, x) instead and an elementwise op
+    reads its result: that result may reuse x's buffer only in the view's
+    role, never in x's, of another type. Ops come from the enabled set where
+    it has any."""
     if len(b.nodes) + 3 > b.max_nodes:
         return
     unary = [k for k in UNARY if k in enabled] or [OpKind.NEG]
@@ -47,13 +58,19 @@ def build_diamond(b: Builder, enabled: list[OpKind]) -> None:
     # a view two times in three: reads through a view are what sharing easily misses
     view = OpKind.RESHAPE in enabled and b.draws.choice(_VIEW)
     left_kind = OpKind.RESHAPE if view else b.draws.choice(unary)
-    attrs = {"shape": list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
+    join_x = view and x.rank < MAX_RANK and b.draws.choice(_JOIN_X)
+    attrs = {"shape": [1] * join_x + list(x.type.shape)} if left_kind is OpKind.RESHAPE else {}
     left = b.add_node(left_kind, [x], attrs=attrs)
-    right = b.add_node(b.draws.choice(unary), [x])
-    pair = [b.value_of(left.name), b.value_of(right.name)]
+    if join_x:
+        pair = [b.value_of(left.name), x]
+    else:
+        right = b.add_node(b.draws.choice(unary), [x])
+        pair = [b.value_of(left.name), b.value_of(right.name)]
     if b.draws.boolean():
         pair.reverse()
-    b.add_node(b.draws.choice(binary), pair)
+    join = b.add_node(b.draws.choice(binary), pair)
+    if join_x:  # read, so that no save's copy elimination takes the join's result
+        b.add_node(b.draws.choice(unary), [b.value_of(join.name)])
 
 
 # Whether twins take their operands in the same order: one time in four,

@@ -136,7 +136,8 @@ def _build_matmul(b: Builder, kind: OpKind) -> None:
         elif rank == 2:
             shape = (k, b.draws.integer(1, b.max_dim))
         else:
-            batch = a.type.shape[0] if a.rank == 3 else b.draws.integer(1, b.max_dim)
+            # a's innermost batch axis when it has one (of rank 4 and more too: the batch axes broadcast)
+            batch = a.type.shape[-3] if a.rank >= 3 else b.draws.integer(1, b.max_dim)
             shape = (batch, k, b.draws.integer(1, b.max_dim))
         return b.fresh(TensorType(shape, F32))
 

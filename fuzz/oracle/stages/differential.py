@@ -3,7 +3,8 @@ program leaves, after each of two runs, is bit-identical to the reference
 (SEM-1). Every schedule is compared under ``O0`` and the pipeline under test,
 so a finding under the latter says whether ``O0`` agrees; when it does, the
 finding blames the first pass after which the same order goes wrong
-(``bisect``)."""
+(``bisect``); a finding under ``O0`` blames ``dce`` or ``lowering``
+(``bisect.o0_component``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from refcompiler.graph import Graph, Storage, StorageKind
 from refcompiler.values import Values, first_difference, same_bits
 
-from fuzz.oracle.bisect import Blame, first_wrong_pass
+from fuzz.oracle.bisect import first_wrong_pass, o0_component
 from fuzz.oracle.context import RunContext
 from fuzz.oracle.finding import Finding, Stage
 from fuzz.oracle.locate import locate_writers
@@ -54,10 +55,16 @@ def check(ctx: RunContext) -> Finding | None:
     if wrong is None:
         return None
     storage, why = wrong
-    blame = Blame()
+
+    def is_wrong(got: Sequence[Values]) -> bool:
+        return first_wrong(graph, got, reference) is not None
+
     if ctx.pipeline != "O0":
-        blame = first_wrong_pass(ctx, lambda got: first_wrong(graph, got, reference) is not None)
+        blame = first_wrong_pass(ctx, is_wrong)
         why += f" (O0 agrees with the reference{f'; {blame.text}' if blame.name else ''})"
+    else:
+        blame = o0_component(ctx, is_wrong)
+        why += f" ({blame.text})" if blame.name else ""
     where = locate_writers(graph, storage.name)
     return Finding(Stage.DIFFERENTIAL, "SEM-1", why, where, order=ctx.order, blame=blame.name, **ctx.where)  # type: ignore[arg-type]
 

@@ -23,6 +23,8 @@ the mutant; the program is validated inside it, as it is executed.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from refcompiler.errors import UsageError
 from refcompiler.mutants import activate
 from refcompiler.proofs import Verdict
@@ -30,7 +32,7 @@ from refcompiler.symbolic.schedules import canonical_key
 from refcompiler.symbolic.validate import validate_compiled
 from refcompiler.values import Values
 
-from fuzz.oracle.bisect import Blame, first_wrong_pass
+from fuzz.oracle.bisect import Blame, first_wrong_pass, o0_component
 from fuzz.oracle.context import RunContext, reference_runs
 from fuzz.oracle.finding import Finding, Location, Stage, Unsettled
 from fuzz.oracle.locate import locate_writers
@@ -69,19 +71,28 @@ def check(ctx: RunContext) -> Finding | None:
     where = locate_writers(g.graph, storage) if storage else Location()
     why = f"symbolic validation finds input values on which the compiled program departs from the reference: {v.detail}"
     blame = _blame(ctx, v.inputs)
-    if blame.name:
+    if blame.name and ctx.pipeline == "O0":
+        why += f" ({blame.text})"
+    elif blame.name:
         why += f" (on those values O0 agrees with the reference; {blame.text})"
     return Finding(Stage.SYMBOLIC, "SEM-1", why, where, order=ctx.order, blame=blame.name, **ctx.where)  # type: ignore[arg-type]
 
 
 def _blame(ctx: RunContext, inputs: Values | None) -> Blame:
     """The pass the counterexample ``inputs`` show wrong first (``bisect``),
-    so that one pass's bug signs one finding whichever stage saw it."""
-    if ctx.pipeline == "O0" or not inputs:
+    or under ``O0`` the component (``o0_component``), so that one bug signs
+    one finding whichever stage saw it."""
+    if not inputs:
         return Blame()
     graph = ctx.case.graph
     want = reference_runs(graph, inputs)
-    return first_wrong_pass(ctx, lambda got: first_wrong(graph, got, want) is not None, inputs)
+
+    def is_wrong(got: Sequence[Values]) -> bool:
+        return first_wrong(graph, got, want) is not None
+
+    if ctx.pipeline == "O0":
+        return o0_component(ctx, is_wrong, inputs)
+    return first_wrong_pass(ctx, is_wrong, inputs)
 
 
 def _first_storage(differences: tuple[str, ...]) -> str | None:

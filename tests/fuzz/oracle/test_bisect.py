@@ -96,3 +96,44 @@ def test_a_pass_that_compiles_otherwise_from_call_to_call_is_blamed_as_such(monk
     assert f is not None and f.stage is Stage.DIFFERENTIAL and f.blame == culprit, f
     assert f"pass {culprit} compiles this order into another program from one run to the next" in f.explanation
     assert str(f.signature) == f"SEM-1 at differential by {culprit}"
+
+
+def _state_in_name_order():
+    """A wrong lowering: an owner's state operands in name order, not state
+    order (``quantization_profile``'s ``hist`` before its ``minmax``)."""
+    from refcompiler import lowering
+    from refcompiler.ir import Operand, OperandKind
+
+    def lower_state_operands(node, buffers, fresh):
+        return lowering.StateLowering(operands=tuple(Operand(OperandKind.INOUT, n) for n in sorted(node.state)))
+
+    return {lowering.lower_state_operands: lower_state_operands}
+
+
+def _profile_with_two_bins():
+    """A quantization profile whose two state buffers have one type, so that
+    swapping them runs, wrong."""
+    from refcompiler.graph_json import graph_from_doc
+
+    return graph_from_doc({
+        "format": "refc-graph/1", "name": "two_bins",
+        "storage": [{"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [4], "init": {"seed": 2}},
+                    {"name": "prof.minmax", "kind": "owned", "dtype": "float32", "shape": [2], "owner": "prof"},
+                    {"name": "prof.hist", "kind": "owned", "dtype": "float32", "shape": [2], "owner": "prof"}],
+        "nodes": [{"name": "prof", "op": "quantization_profile", "inputs": ["A"], "state": ["prof.minmax", "prof.hist"]}]})
+
+
+def test_a_wrong_o0_result_blames_lowering_when_the_scheduled_graph_is_right():
+    from refcompiler.variants import installed
+
+    with installed(_state_in_name_order()):
+        f = check_case(_profile_with_two_bins(), pipeline="O0").finding
+    assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1", f
+    assert f.blame == "lowering" and str(f.signature) == "SEM-1 at differential by lowering", f
+
+
+def test_a_wrong_o0_result_blames_dce_when_the_scheduled_graph_computes_otherwise():
+    case = load_case(ROOT / "corpus" / "mutant.dce-drop-stateful.json")
+    f = check_case(case, mutant="dce-drop-stateful").finding
+    assert f is not None and f.stage is Stage.DIFFERENTIAL and f.invariant == "SEM-1", f
+    assert f.blame == "dce" and str(f.signature) == "SEM-1 at differential by dce", f

@@ -163,3 +163,23 @@ def graphs_of(ops):  # type: ignore[no-untyped-def]
     from fuzz.strategies import graphs
 
     return graphs(ops=ops, max_nodes=6, swarm=False)
+
+
+def test_matmul_gives_a_rank_4_operand_a_batch_that_broadcasts():
+    # a fresh [batch, k, n] right operand took a random batch unless the left
+    # one had rank 3: against a [1, 2, m, k] it raised a ShapeError (once
+    # diamonds made [1, *shape] views, a campaign's chunk failed outside the oracle)
+    import random
+
+    from specs import TensorType
+
+    from fuzz.strategies.builder import F32, Builder
+    from fuzz.strategies.draws import RandomDraws
+
+    built = 0
+    for seed in range(200):
+        b = Builder(RandomDraws(random.Random(seed)), frozenset(), max_nodes=10)
+        a = b.fresh(TensorType((1, 2, 3, 4), F32))
+        BUILDERS[OpKind.MATMUL](b, OpKind.MATMUL)
+        built += b.nodes[-1].inputs[0] == a.ref and b.nodes[-1].inputs[1] != a.ref
+    assert built >= 20

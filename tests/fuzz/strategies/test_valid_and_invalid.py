@@ -103,6 +103,19 @@ def _types(graph):
     return of
 
 
+def _joined_with_own_view(graph, node, of):
+    """Whether ``node`` reads a value and a reshape of that value to another
+    shape (what a result may share only in the view's role: IR-6)."""
+    for view_ref in node.inputs:
+        view = graph.node_by_name.get(view_ref.name)
+        if view is None or view.op is not OpKind.RESHAPE:
+            continue
+        source = view.inputs[0]
+        if any(r == source for r in node.inputs) and of(source).shape != of(view_ref).shape:
+            return True
+    return False
+
+
 def test_the_hazards_the_design_asks_for_are_generated(sweep):
     found = {
         "placeholder read and saved": False,
@@ -115,6 +128,7 @@ def test_the_hazards_the_design_asks_for_are_generated(sweep):
         "integer ids": False,
         "rank-0 value": False,
         "diamond": False,
+        "a value joined with a view of it as another shape": False,
     }
     for g in sweep:
         saved = {n.target for n in g.saves()}
@@ -133,6 +147,7 @@ def test_the_hazards_the_design_asks_for_are_generated(sweep):
             found["diamond"] |= len(users) >= 2 and any(
                 {r.name for r in m.inputs} >= {users[0].name, users[1].name} for m in g.nodes
             )
+            found["a value joined with a view of it as another shape"] |= _joined_with_own_view(g, n, of)
         found["owned state"] |= any(s.kind is StorageKind.OWNED for s in g.storage)
         found["constant"] |= any(s.kind is StorageKind.CONSTANT for s in g.storage)
         found["integer ids"] |= any(n.op is OpKind.EMBEDDING_UPDATE for n in g.nodes)
