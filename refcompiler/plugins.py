@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 from refcompiler.errors import ExecutionError, RefCompilerError, UsageError
 from refcompiler.limits import clipped
 
-__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "seconds_in_plugins", "signals_seen"]
+__all__ = ["load_attribute", "call_untrusted", "untrusted_calls", "seconds_in_plugins", "signals_seen", "qualified_name"]
 
 # wall-clock seconds this process has spent in users' code called through ``_call``
 _SPENT = [0.0]
@@ -30,6 +30,14 @@ def seconds_in_plugins() -> float:
     (``seconds_by_stage``'s ``plug-ins``), so that a slow pass of the user's is
     not read as refc's compile stage being slow."""
     return _SPENT[0]
+
+
+def qualified_name(code: object, sep: str) -> str:
+    """A user's function as findings name it: ``module``, ``sep``, ``qualname``
+    (``my_sched:schedule``, ``my_passes.Fold.apply``); an object called
+    through ``__call__``, which has no ``__qualname__``: its class's."""
+    named = code if hasattr(code, "__qualname__") else type(code)
+    return f"{getattr(named, '__module__', None) or '?'}{sep}{named.__qualname__}"
 
 
 def load_attribute(spec: str, what: str) -> object:

@@ -29,7 +29,7 @@ from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.ir import Buffer, IdentityTable, Instr, Opcode, Operand, OperandKind, Program, identity_key
 from refcompiler.ir_verifier import program_violations, verdict_context
 from refcompiler.limits import shown
-from refcompiler.plugins import call_untrusted, load_attribute
+from refcompiler.plugins import call_untrusted, load_attribute, qualified_name
 
 __all__ = ["Pass", "PASSES", "PIPELINES", "built_in", "reproducible", "resolve_pipeline", "run_pipeline", "watching"]
 
@@ -148,8 +148,7 @@ def _name_of(run: Callable[..., object]) -> str:
     for name, known in PASSES.items():
         if known is run:
             return name
-    named = run if hasattr(run, "__qualname__") else type(run)
-    return f"{getattr(named, '__module__', None) or '?'}.{named.__qualname__}"
+    return qualified_name(run, ".")
 
 
 # What a string of built-in names resolved to (``resolve_pipeline``), by the

@@ -23,7 +23,7 @@ from refcompiler.deps import NAMES_LISTED
 from refcompiler.errors import InvariantViolation, UsageError
 from refcompiler.graph import Graph
 from refcompiler.limits import shown
-from refcompiler.plugins import load_attribute, untrusted_calls
+from refcompiler.plugins import load_attribute, qualified_name, untrusted_calls
 from refcompiler.schedulers.kahn import kahn
 from refcompiler.schedulers.memory import memory_schedule
 from refcompiler.schedulers.random import random_schedule
@@ -67,8 +67,7 @@ def blamed_as(scheduler: str | Scheduler) -> str:
     pick = resolve_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
     if pick in SCHEDULERS.values():
         return "scheduler"
-    named = pick if hasattr(pick, "__qualname__") else type(pick)  # an object with __call__: its class
-    return f"{getattr(named, '__module__', None) or '?'}:{named.__qualname__}"
+    return qualified_name(pick, ":")
 
 
 def run_scheduler(scheduler: str | Scheduler, graph: Graph, deps: nx.DiGraph, seed: int) -> object:
