@@ -24,9 +24,11 @@ import networkx as nx
 
 from specs import OpKind
 
-from refcompiler.effects import is_self_save, node_effects
+from refcompiler import variants
+from refcompiler.effects import RECENT, is_self_save, node_effects
 from refcompiler.errors import InvariantViolation
 from refcompiler.graph import Graph, Node, Ref, StorageKind
+from refcompiler.ir import IdentityTable
 from refcompiler.limits import clipped
 from refcompiler.variants import swappable
 
@@ -170,10 +172,27 @@ def save_cycles_broken(graph: Graph) -> tuple[Graph, nx.DiGraph]:
     """``break_save_cycles(graph)`` and its dependency graph. Without a save
     cycle (the usual case) that is ``graph`` itself and the one dependency graph
     made to look for a cycle; with one, the graph with the copies and its own
-    (not checked: a cycle the copies cannot open is still in it)."""
+    (not checked: a cycle the copies cannot open is still in it).
+
+    Remembered for the last graphs asked about, per swap table (a mutant may
+    change the model): the proof, the oracle's model and the compiler's
+    preparation of one graph each ask. They share the dependency graph: not
+    to be edited (a user's scheduler is given a copy)."""
+    table = variants.active()
+    found = _broken.result(id(graph), table)
+    if found is not None:
+        return found  # type: ignore[return-value]
     deps = dependency_graph(graph)
-    if is_acyclic(deps):
-        return graph, deps
+    result = (graph, deps) if is_acyclic(deps) else _copies_added(graph)
+    _broken.put(id(graph), table, graph, result)
+    return result
+
+
+# ``save_cycles_broken``'s last results: a case asks about its graph as given and without dead code
+_broken = IdentityTable(RECENT)
+
+
+def _copies_added(graph: Graph) -> tuple[Graph, nx.DiGraph]:
     copied = _with_save_copies(graph)
     return copied, dependency_graph(copied)
 

@@ -12,8 +12,9 @@ under ``fuzz/oracle/stages/``:
 2. ``reference``: the reference interpreter runs the case twice;
 3. ``proof``: SCH-2 by reachability: every pair of conflicting nodes is
    ordered by the dependency model;
-4. ``compile`` (per schedule and pipeline, ``O0`` and the pipeline under
-   test): compile (the driver verifies the IR after lowering and after every
+4. ``compile`` (per schedule and pipeline: the pipeline under test, and
+   ``O0`` under the graph's first schedule and wherever the pipeline under
+   test finds something, ``chain.iter_findings``): compile (the driver verifies the IR after lowering and after every
    pass), check the order used against the *correct* dependency model
    (SCH-1; an explicit order that is illegal must be rejected), run twice
    under the sanitizer;

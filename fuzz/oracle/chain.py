@@ -5,7 +5,7 @@ and one entry here."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Generator, Iterator, Sequence
 
 from refcompiler.errors import RefCompilerError
 from refcompiler.mutants import activate
@@ -76,7 +76,10 @@ def iter_findings(
     """Every finding of ``chain`` for ``ctx``, in order, lazily (a caller that
     wants only the first stops early): the per-graph stages once (those
     that passed, ``ctx.settled``, not again), then the per-schedule
-    stages for each of ``choices`` under each of ``pipelines``.
+    stages for each of ``choices`` under ``pipelines``: the first choice
+    under each of them, a later one under the last (the pipeline under test)
+    and, when that finds something there, under the others (``O0``) before it
+    (``_run_later``): what depends on the graph alone is checked once.
     ``choices`` may be a function, called inside the mutant once the
     per-graph stages pass. ``ctx.schedules`` counts the distinct orders
     checked (``_run_schedule``); ``ctx.seconds`` adds up the time each stage
@@ -104,8 +107,30 @@ def iter_findings(
     if failed is not None:
         yield Finding(Stage.COMPILE, getattr(failed, "invariant", None), f"cannot derive schedules: {failed}")
         return
-    for choice in _distinct(ctx, choices):  # type: ignore[arg-type]  # called above when callable
-        yield from _run_schedule(ctx, choice, pipelines, stages)
+    beside, tested = list(pipelines[:-1]), list(pipelines[-1:])
+    for n, choice in enumerate(_distinct(ctx, choices)):  # type: ignore[arg-type]  # called above when callable
+        if n == 0 or not beside:
+            yield from _run_schedule(ctx, choice, pipelines, stages, SchedulerAnswer())
+        else:
+            yield from _run_later(ctx, choice, beside, tested, stages)
+
+
+def _run_later(ctx: GraphContext, choice: ScheduleChoice, beside: Sequence[str], tested: Sequence[str], stages: Sequence[OracleStage]) -> Iterator[Finding]:
+    """A schedule after the graph's first: the pipelines ``beside`` the one
+    under test (``O0``) are checked under the first schedule only, and under
+    this one when the pipeline under test finds something here; then before
+    its findings, so that the findings come in the order they would if
+    ``beside`` ran first (a fault both show is found under ``O0``, and a
+    finding under the pipeline may say that ``O0`` agrees)."""
+    answer = SchedulerAnswer()
+    found = _run_schedule(ctx, choice, tested, stages, answer)
+    first = next(found, None)
+    if first is None:
+        return
+    if (yield from _run_schedule(ctx, choice, beside, stages, answer)):
+        return  # a fatal finding under ``beside``: the chain stops there
+    yield first
+    yield from found
 
 
 def _distinct(ctx: GraphContext, choices: Sequence[ScheduleChoice]) -> Iterator[ScheduleChoice]:
@@ -122,9 +147,14 @@ def _distinct(ctx: GraphContext, choices: Sequence[ScheduleChoice]) -> Iterator[
         yield choice
 
 
-def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence[str], stages: Sequence[OracleStage]) -> Iterator[Finding]:
+def _run_schedule(
+    ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence[str], stages: Sequence[OracleStage], answer: SchedulerAnswer
+) -> Generator[Finding, None, bool]:
+    """The per-schedule ``stages`` for ``choice`` under each of ``pipelines``;
+    ``answer``: the scheduler's, asked once for all the pipelines the choice
+    is checked under. Returns whether a fatal finding stopped it."""
     given = None if choice.order is None else tuple(n for n in choice.order if n in ctx.graph.node_by_name)
-    counted, answer = False, SchedulerAnswer()  # the scheduler is asked once for all pipelines
+    counted = False
     for pipeline in pipelines:
         run = RunContext(ctx, choice, pipeline, given, answer=answer)
         clean = True
@@ -141,9 +171,10 @@ def _run_schedule(ctx: GraphContext, choice: ScheduleChoice, pipelines: Sequence
                 clean = False
                 yield f
                 if stage.fatal:
-                    return
+                    return True
         if clean and run.got is not None and run.compiled is not None and run.key is not None:
             ctx.remember_passed(run.compiled, pipeline, run.key)
+    return False
 
 
 def _count(ctx: GraphContext, order: tuple[str, ...] | None) -> None:

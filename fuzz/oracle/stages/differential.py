@@ -1,7 +1,8 @@
 """Stage ``differential``: every placeholder and owned variable the compiled
 program leaves, after each of two runs, is bit-identical to the reference
-(SEM-1). Every schedule is compared under ``O0`` and the pipeline under test,
-so a finding under the latter says whether ``O0`` agrees; when it does, the
+(SEM-1). Where the pipeline under test is wrong, the same order is checked
+under ``O0`` first (``chain.iter_findings``), so a finding under the pipeline
+says whether ``O0`` agrees; when it does, the
 finding blames the first pass after which the same order goes wrong
 (``bisect``); a finding under ``O0`` blames ``dce`` or ``lowering``
 (``bisect.o0_component``)."""

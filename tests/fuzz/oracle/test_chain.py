@@ -134,6 +134,36 @@ def test_a_stage_is_one_entry_in_the_list():
     assert [p for p, _ in seen] == ["O0", "O2"] and all(order for _, order in seen)
 
 
+def _given(*orders: tuple[str, ...]) -> list[ScheduleChoice]:
+    return [ScheduleChoice(ScheduleSource.GIVEN, o) for o in orders]
+
+
+def _wrong_under(bad: tuple[str, ...], seen: list, *, fatal: bool) -> OracleStage:
+    """A stage that records each (order, pipeline) and finds something, under any pipeline, for ``bad``."""
+
+    def check(run) -> Finding | None:
+        seen.append((run.given, run.pipeline))
+        return Finding(Stage.EXECUTE, None, f"wrong under {run.pipeline}", Location(nodes=("late",))) if run.given == bad else None
+
+    return OracleStage(Stage.EXECUTE, (), check, per_schedule=True, fatal=fatal)
+
+
+def test_o0_is_checked_under_the_first_schedule_and_where_the_pipeline_finds_something():
+    """O0 depends on the graph alone: beside the first schedule only; under a
+    later one, only when the pipeline under test finds something there, and
+    then first, so the findings come as if O0 had run first (a fault both
+    show is O0's, and "O0 agrees" is said only when it does)."""
+    graph = load_graph(READ_THEN_SAVE)
+    for fatal in (True, False):
+        seen: list = []
+        ctx = GraphContext(graph, proof=False)
+        orders = [("sum", "s", "late", "save_late"), ("late", "sum", "s", "save_late"), ("late", "save_late", "sum", "s")]
+        found = list(iter_findings(ctx, _given(*orders), ["O0", "O2"], (*CHAIN, _wrong_under(orders[1], seen, fatal=fatal))))
+        assert seen == [(orders[0], "O0"), (orders[0], "O2"), (orders[1], "O2"), (orders[1], "O0"), (orders[2], "O2")]
+        assert [f.explanation for f in found] == ["wrong under O0"] + ([] if fatal else ["wrong under O2"])
+        assert ctx.schedules == 3
+
+
 def test_a_case_expected_to_be_rejected_runs_only_the_stages_for_rejects():
     ran = []
     spy = OracleStage(Stage.COMPILE, (), lambda run: ran.append(run), per_schedule=True)
@@ -349,7 +379,9 @@ def test_an_illegal_scheduler_order_is_compiled_and_reported_every_time(monkeypa
     calls = _compile_order_calls(monkeypatch)
     ctx = GraphContext(load_graph(READ_THEN_SAVE), proof=False)
     found = list(iter_findings(ctx, _scheduler_choices("counted_backwards", [1, 2]), ["O0", "O2"]))
-    assert ASKED == [1, 2] and len(calls) == 2  # each choice compiled (then ended by its finding)
+    # each choice compiled (then ended by its finding); the second, a later schedule, under O2
+    # first, then under O0, whose finding comes first as when O0 ran first (``_run_later``)
+    assert ASKED == [1, 2] and len(calls) == 3
     assert [(f.signature.invariant, f.blame) for f in found] == [("SCH-1", f"{__name__}:counted_backwards")] * 2  # the user's, by name
 
 
