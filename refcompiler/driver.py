@@ -12,11 +12,12 @@ sanitizer. A scheduler or a pass pipeline may be a user's (``module:attribute``)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 import numpy as np
+
+from specs.cached import cached_property
 
 from refcompiler import variants
 from refcompiler.allocator import allocate

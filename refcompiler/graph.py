@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from typing import Iterator
 
 import numpy as np
 
 from specs import Dtype, FastEnum, OpKind, OpSpec
+from specs.cached import cached_property
 
 from refcompiler.spec import spec_of
 

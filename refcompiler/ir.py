@@ -20,10 +20,10 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
-from functools import cached_property
 from typing import Hashable, Mapping, TypeVar
 
 from specs import FastEnum, OpKind, TensorType
+from specs.cached import cached_property
 
 from refcompiler import limits
 from refcompiler.errors import UsageError

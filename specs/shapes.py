@@ -8,8 +8,9 @@ raises ``ShapeError`` with a sentence saying what does not fit.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Mapping, Sequence
+
+from specs.cached import cached_property
 
 if TYPE_CHECKING:
     from specs.opspec import Dtype

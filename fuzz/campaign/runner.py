@@ -26,6 +26,7 @@ from fuzz.campaign.config import HARD_GRACE, CampaignConfig
 from fuzz.campaign.pool import LostChunk, WorkerPool
 from fuzz.campaign.progress import NoProgress, Progress, Ticker, live_view
 from fuzz.campaign.summary import Summary
+from refcompiler.collector import fewer_collections
 
 __all__ = ["InlineExecutor", "run_campaign", "HARD_GRACE"]
 
@@ -282,7 +283,8 @@ def run_campaign(
         try:
             if ticker is not None:
                 ticker.start()
-            _loop(config, summary, executor, progress, on_change, signals.held)
+            with fewer_collections():  # between chunks too (an in-process chunk's own block is then nested)
+                _loop(config, summary, executor, progress, on_change, signals.held)
         except KeyboardInterrupt:
             summary.interrupted = signals.received or "SIGINT"
         finally:

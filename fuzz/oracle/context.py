@@ -15,11 +15,12 @@ from __future__ import annotations
 import copy
 from collections import Counter
 from dataclasses import dataclass, field, fields
-from functools import cached_property
 from typing import Mapping, Sequence
 
 import networkx as nx
 import numpy as np
+
+from specs.cached import cached_property
 
 from refcompiler.deps import check_schedule, deps_edges
 from refcompiler.driver import Compiled, Prepared, fit_schedule, prepare, scheduled_model

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
+from specs.cached import cached_property
 
 from refcompiler import limits, variants
 from refcompiler.errors import InvariantViolation
@@ -156,7 +157,7 @@ class Walk:
         self.max_elements, self.max_bytes = bounds[0], 2 * bounds[1]
         self.allocated_bytes = 0
 
-    @functools.cached_property
+    @cached_property
     def defined_at(self) -> dict[str, int]:
         """Where each name is first defined, to tell "defined later" from "never
         defined" (asked only to word a report)."""

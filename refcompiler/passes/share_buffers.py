@@ -24,10 +24,10 @@ activation with its own ``alloc`` that this instruction is the first to use
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Callable
 
 from specs import TensorType
+from specs.cached import cached_property
 
 from refcompiler import ir_analysis
 from refcompiler.ir import Instr, Opcode, OperandKind, Program

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Mapping
 
 import networkx as nx
+
+from specs.cached import cached_property
 
 from refcompiler.deps import dependency_graph, is_acyclic, save_cycles_broken
 from refcompiler.effects import conflict_storage, node_effects
