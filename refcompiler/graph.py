@@ -13,9 +13,10 @@ from typing import Iterator
 
 import numpy as np
 
-from specs import Dtype, FastEnum, OpKind, OpSpec
+from specs import OPS, Dtype, FastEnum, OpKind, OpSpec
 from specs.cached import cached_property
 
+from refcompiler import variants
 from refcompiler.spec import spec_of
 
 __all__ = ["StorageKind", "Init", "Storage", "Ref", "Node", "Graph", "initial_value"]
@@ -100,7 +101,8 @@ class Node:
 
     @property
     def spec(self) -> OpSpec:
-        return spec_of(self.op)
+        # ``spec_of``, without its swap point's call while no mutant is installed anywhere
+        return spec_of(self.op) if variants.installing else OPS[self.op]
 
     def attr(self, name: str) -> object:
         """The attribute's value as given, else the spec's default."""
