@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import heapq
 
-from refcompiler import variants
+from refcompiler import memos, variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import IdentityTable, Opcode, Program, identity_key
 from refcompiler.ir_analysis import Analysis, analyze
@@ -97,7 +97,7 @@ def allocate(program: Program) -> Program:
 
 # Programs ``allocate`` recently made, by the ``identity_key`` of what it was
 # given, under the swap table they were made with.
-_ALLOCATED = IdentityTable(64)
+_ALLOCATED = memos.kept(IdentityTable(64))
 
 
 def _allocate(program: Program) -> Program:

@@ -20,7 +20,7 @@ from typing import Mapping
 
 from specs import OpKind
 
-from refcompiler import variants
+from refcompiler import memos, variants
 from refcompiler.graph import Graph, Node, Ref
 from refcompiler.ir import IdentityTable
 
@@ -73,7 +73,7 @@ def _effects(graph: Graph, node: Node) -> Effects:
 # effects read each node's spec, which a mutant may swap: ``variants.active()``); each entry
 # keeps its graph, so its id is not reused meanwhile.
 RECENT = 16  # a campaign asks about two or three graphs per case (as given, without dead code, with copies)
-_recent = IdentityTable(RECENT)
+_recent = memos.kept(IdentityTable(RECENT))
 
 
 def node_effects(graph: Graph) -> Mapping[str, Effects]:

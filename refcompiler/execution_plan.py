@@ -32,7 +32,7 @@ from threading import Lock
 
 from specs import TensorType
 
-from refcompiler import variants
+from refcompiler import memos, variants
 from refcompiler.execution_steps import CopyStep, KernelStep, Loc, Plan, PoisonStep
 from refcompiler.ir import BufferKind, Instr, Opcode, Operand, OperandKind, Program, signature_problem
 from refcompiler.ir_text import ir_violation
@@ -45,6 +45,14 @@ CACHE_SIZE = 64  # plans kept (most recently used)
 
 _CACHE: OrderedDict[int, tuple[Program, object, Plan]] = OrderedDict()
 _CACHE_LOCK = Lock()  # threads share the cache (a Dask worker's, or a caller's): its reorderings are not atomic
+
+
+def _forget() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+memos.on_forget(_forget)
 
 
 def plan_of(program: Program) -> Plan:

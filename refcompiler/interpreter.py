@@ -45,6 +45,7 @@ import numpy as np
 
 from specs import Dtype, OpKind
 
+from refcompiler import memos
 from refcompiler.errors import ExecutionError, UsageError
 from refcompiler.execution_plan import plan_of
 from refcompiler.execution_steps import CHUNKS, CopyStep, KernelStep, Loc, PoisonStep, chunk_bounds
@@ -318,7 +319,7 @@ class _Layout:
 
 
 LAYOUTS_KEPT = 64
-_LAYOUTS: dict[int, _Layout] = {}  # id of a buffers tuple -> its layout (which holds it: the id is not reused)
+_LAYOUTS: dict[int, _Layout] = memos.kept({})  # id of a buffers tuple -> its layout (which holds it: the id is not reused)
 
 
 def _layout_of(buffers: tuple[Buffer, ...]) -> _Layout:
@@ -336,7 +337,7 @@ PREPARED_KEPT = 1024
 # ``prepared(op, them)``): the attributes are the read-only mapping
 # ``kernel_facts`` keeps per instruction, which the programs sharing the
 # instruction share; bounded (cleared when full)
-_PREPARED: dict[int, tuple[Mapping[str, object], OpKind, Kernel, Prepared]] = {}
+_PREPARED: dict[int, tuple[Mapping[str, object], OpKind, Kernel, Prepared]] = memos.kept({})
 
 
 def _prepared(op: OpKind, attrs: Mapping[str, object]) -> Prepared:

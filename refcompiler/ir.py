@@ -25,7 +25,7 @@ from typing import Hashable, Mapping, TypeVar
 from specs import FastEnum, OpKind, TensorType
 from specs.cached import cached_property
 
-from refcompiler import limits
+from refcompiler import limits, memos
 from refcompiler.errors import UsageError
 from refcompiler.graph import Init
 from refcompiler.spec import spec_of
@@ -156,7 +156,7 @@ class Instr:
 # two programs (two orders of a graph whose copies one pass eliminates alike)
 # gives one object, so that the programs' identity keys (``identity_key``) and
 # what is kept by them (verdicts, pass results) agree. Cleared when full.
-_RENAMED: dict[tuple, tuple["Instr", "Instr"]] = {}
+_RENAMED: dict[tuple, tuple["Instr", "Instr"]] = memos.kept({})
 _RENAMED_KEPT = 2048
 
 
@@ -354,6 +354,9 @@ class IdentityTable:
         if len(self.entries) >= self.size:
             self.entries.clear()
         self.entries[key] = (context, kept, result)
+
+    def clear(self) -> None:
+        self.entries.clear()
 
 
 def signature_problem(instr: Instr) -> str | None:

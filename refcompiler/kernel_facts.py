@@ -8,6 +8,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Mapping
 
+from refcompiler import memos
 from refcompiler.ir import Instr, OperandKind, signature_problem
 from refcompiler.spec import spec_of
 
@@ -30,7 +31,7 @@ FACTS_KEPT = 1024
 # instructions of a campaign's programs are objects other programs share (the
 # passes keep the instructions they do not change); bounded (cleared when full).
 # By identity: an instruction is a dataclass, hashed field by field in Python.
-_BY_INSTR: dict[int, tuple[Instr, object, "KernelFacts | str"]] = {}
+_BY_INSTR: dict[int, tuple[Instr, object, "KernelFacts | str"]] = memos.kept({})
 
 
 def kernel_facts(instr: Instr, swaps: object) -> KernelFacts | str:

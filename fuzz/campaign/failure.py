@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from importlib import metadata
 from typing import Any, Callable
 
+from refcompiler import memos
 from refcompiler.driver import scheduled_graph
 from refcompiler.errors import MalformedInput
 from refcompiler.graph import Graph
@@ -302,7 +303,9 @@ def check_within(
     reducer goes through here, so that no case (a user's scheduler that
     hangs, say) holds a campaign past its limit. ``CaseCut`` when the chunk's
     end (``ChunkState.end``) comes first: a shrink or reduction attempt is then
-    taken as not failing. ``carry``: the chunk's (``check_case``)."""
+    taken as not failing. ``carry``: the chunk's (``check_case``). The caches
+    of graph and program objects are emptied after each case
+    (``refcompiler.memos.forget``): what it made dies with it."""
     started = time.time()
     try:
         limit, cut = _limit(config)
@@ -320,6 +323,8 @@ def check_within(
             raise _cut(e, started) from None
         found = timeout_finding(e)
         return CaseReport(found if target is None or found.signature.matches(target) else None, 0)
+    finally:
+        memos.forget()
 
 
 def _replay(config: CampaignConfig, case: Case, mutant: str | None) -> Finding | None:

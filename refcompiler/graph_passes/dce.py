@@ -9,7 +9,7 @@ part of the function's interface whether or not a node still touches it.
 
 from __future__ import annotations
 
-from refcompiler import variants
+from refcompiler import memos, variants
 from refcompiler.graph import Graph, Node
 from refcompiler.ir import IdentityTable
 from refcompiler.variants import swappable
@@ -28,7 +28,7 @@ def has_effect(node: Node) -> bool:
 # (``has_effect`` may be swapped), and its result: the oracle's model and the compiler's
 # preparation of one graph ask in turn, and the same result object lets what is kept per
 # graph object (effects, bound inputs) be found
-_last = IdentityTable(1)
+_last = memos.kept(IdentityTable(1))
 
 
 def dce(graph: Graph) -> Graph:

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from threading import Lock
 
-from refcompiler import limits, variants
+from refcompiler import limits, memos, variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import IdentityTable, Program, identity_key
 from refcompiler.ir_verifier.mem1 import check_mem1, mem1_violations
@@ -91,6 +91,14 @@ def verify_program(program: Program) -> None:
 _VALID: list[tuple[Program, object]] = []
 _VALID_SIZE = 8
 _LOCK = Lock()
+
+
+def _forget() -> None:
+    with _LOCK:
+        _VALID.clear()
+
+
+memos.on_forget(_forget)
 
 
 # What a program object was found valid under, kept on the object
@@ -116,7 +124,7 @@ def verdict_context() -> tuple[object, tuple[int, ...]]:
 
 # Programs recently found valid, by ``identity_key`` (the same objects, whatever
 # their order and passes), under the context they were found valid in.
-_VALID_BY_KEY = IdentityTable(64)
+_VALID_BY_KEY = memos.kept(IdentityTable(64))
 
 
 def _known_valid(program: Program, swaps: object, key: tuple | None) -> bool:

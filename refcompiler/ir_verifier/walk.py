@@ -7,7 +7,7 @@ import functools
 from specs import Dtype, OpKind, OpSpec, ShapeError, TensorType
 from specs.cached import cached_property
 
-from refcompiler import limits, variants
+from refcompiler import limits, memos, variants
 from refcompiler.errors import InvariantViolation
 from refcompiler.ir import Buffer, BufferKind, Instr, Opcode, Operand, OperandKind, Program, entry_saves
 from refcompiler.ir_analysis import follow_views
@@ -42,6 +42,14 @@ def _KERNEL_KINDS(n_out: int, n_in: int, n_state: int) -> tuple[OperandKind, ...
 _SPECS: tuple[object, dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str], dict[int, tuple]] = (None, {}, {}, {}, {})
 _SIGNATURES_KEPT = 4096
 
+
+def _forget() -> None:
+    global _SPECS
+    _SPECS = (None, {}, {}, {}, {})
+
+
+memos.on_forget(_forget)
+
 # Members as module globals: each is asked of every operand, and a member read
 # off its enum class is slow on Python 3.11 (see ``refcompiler.ir``).
 _IN, _OUT, _INOUT = OperandKind.IN, OperandKind.OUT, OperandKind.INOUT
@@ -51,7 +59,7 @@ _KERNEL, _COPY = Opcode.KERNEL, Opcode.COPY
 # Types ``_type_problem`` found nothing wrong with, by ``id`` (each kept by its
 # entry, so that the id stays its own): a function of the type alone, and the
 # programs of one graph share their type objects. Cleared when full.
-_GOOD_TYPES: dict[int, TensorType] = {}
+_GOOD_TYPES: dict[int, TensorType] = memos.kept({})
 
 
 def _specs_under(swaps: object) -> tuple[dict[OpKind, OpSpec], dict[int, Instr], dict[tuple, str], dict[int, tuple]]:

@@ -25,6 +25,7 @@ from typing import Callable, Iterator, Sequence
 
 from specs import OpKind, TensorType
 
+from refcompiler import memos
 from refcompiler.errors import ExecutionError, InvariantViolation, UsageError
 from refcompiler.ir import Buffer, IdentityTable, Instr, Opcode, Operand, OperandKind, Program, identity_key
 from refcompiler.ir_verifier import program_violations, verdict_context
@@ -377,7 +378,7 @@ def _first_change(before: Program, after: Program) -> str:
 
 # What built-in passes gave recently, by pass and input (``identity_key``), under
 # the context they ran in (``verdict_context``: its swap table).
-_RESULTS = IdentityTable(128)
+_RESULTS = memos.kept(IdentityTable(128))
 
 
 def _run_built_in(run: Pass, program: Program, context: object) -> Program:

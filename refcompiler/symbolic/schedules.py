@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from refcompiler import memos
 from refcompiler.allocator import allocate
 from refcompiler.driver import Compiled, compile_graph
 from refcompiler.lowering import lower
@@ -107,7 +108,7 @@ def canonical_key(program: Program) -> tuple:
 
 # Keys ``canonical_key`` made recently, by the program's passes and ``identity_key``
 # (a function of the program alone: no context).
-_KEYS = IdentityTable(64)
+_KEYS = memos.kept(IdentityTable(64))
 
 
 def _canonical_key(program: Program) -> tuple:
@@ -160,7 +161,7 @@ def _instr_part(i: Instr) -> tuple[tuple, tuple[str, ...]]:
     return fields, tuple(names)
 
 
-_PARTS: dict[int, tuple] = {}
+_PARTS: dict[int, tuple] = memos.kept({})
 
 
 def _saves_part(saves: tuple[Save, ...]) -> tuple[tuple, tuple[str, ...]]:
@@ -177,7 +178,7 @@ def _saves_part(saves: tuple[Save, ...]) -> tuple[tuple, tuple[str, ...]]:
     return part, tuple(names)
 
 
-_SAVES: dict[int, tuple] = {}
+_SAVES: dict[int, tuple] = memos.kept({})
 
 
 def _hashed_buffers(buffers: tuple) -> "_Hashed":
@@ -190,7 +191,7 @@ def _hashed_buffers(buffers: tuple) -> "_Hashed":
     return found
 
 
-_BUFFERS: dict[int, "_Hashed"] = {}
+_BUFFERS: dict[int, "_Hashed"] = memos.kept({})
 
 
 class _Hashed:

@@ -15,6 +15,7 @@ import numpy as np
 
 from specs import Dtype, TensorType
 
+from refcompiler import memos
 from refcompiler.execution_steps import chunk_bounds
 from refcompiler.ir import Buffer, BufferKind, Instr
 from refcompiler.symbolic.terms import SORT_CODE, Sort
@@ -158,7 +159,7 @@ def load_words(words: np.ndarray, layout: Layout, values: Mapping[str, np.ndarra
             words[span[0] : span[1]] = np.asarray(value, dtype=np.int64).reshape(-1)
 
 
-_LAYOUTS: dict[int, tuple] = {}
+_LAYOUTS: dict[int, tuple] = memos.kept({})
 _LAYOUTS_KEPT = 4096  # bounded: emptied when full
 
 
