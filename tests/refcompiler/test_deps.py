@@ -115,3 +115,30 @@ def test_save_cycles_broken_makes_each_model_once(monkeypatch: pytest.MonkeyPatc
         assert len(calls) == made and calls[-1] is got
         assert got == deps.break_save_cycles(g) and (got is g) == (made == 1)
         assert list(model.edges(data=True)) == list(real(got).edges(data=True)) and nx.is_directed_acyclic_graph(model)
+
+
+def test_a_dependency_graph_is_no_reference_cycle_once_its_views_are_asked_for():
+    """networkx keeps the edge and degree views it makes on the graph, and they
+    refer back to it: each dependency graph was left to the cyclic collector."""
+    import gc
+    import weakref
+    from pathlib import Path
+
+    from refcompiler.deps import DependencyGraph, deps_edges, is_acyclic
+    from refcompiler.graph_json import load_graph
+
+    graph = load_graph(Path(__file__).resolve().parents[2] / "examples" / "read_then_save.json")
+    deps = dependency_graph(graph)
+    assert isinstance(deps, DependencyGraph)
+    edges = deps_edges(deps)
+    assert edges and list(deps.edges) == list(edges) and is_acyclic(deps)
+    assert dict(deps.in_degree) and dict(deps.out_degree) and dict(deps.degree) and list(deps.in_edges)
+    gone = weakref.ref(deps)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del deps
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

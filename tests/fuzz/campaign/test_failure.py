@@ -73,3 +73,22 @@ def test_a_cases_versions_take_the_targets_and_survive_one_that_raises_or_exits(
     assert dict(versions("v7_targets:EXITS")) == plain
     assert dict(versions("v7_targets:ODD")) == plain
     assert dict(versions("v7_targets:NAMED")) == {**plain, "mine": "2"}  # refc's own names are not replaced
+
+
+def test_every_case_checked_leaves_the_caches_of_its_objects_empty(monkeypatch):
+    """``check_within`` empties the caches of graph and program objects after
+    each case (``refcompiler.memos``), whether it passes or fails."""
+    from fuzz.campaign import failure as failure_module
+    from fuzz.campaign.config import CampaignConfig
+    from fuzz.case import Case
+    from refcompiler import memos
+    from refcompiler.graph_json import load_graph
+
+    forgot = []
+    real = memos.forget
+    monkeypatch.setattr(memos, "forget", lambda: forgot.append(1) or real())
+    graph = load_graph(Path(__file__).resolve().parents[3] / "examples" / "read_then_save.json")
+    config = CampaignConfig(budget=None, max_cases=1)
+    ok = failure_module.check_within(config, Case(graph), seed=0, target=None, focus=None)
+    wrong = failure_module.check_within(CampaignConfig(budget=None, max_cases=1, mutant="sched-drop-save-war"), Case(graph), seed=0, target=None, focus=None)
+    assert ok.finding is None and wrong.finding is not None and forgot == [1, 1]
