@@ -77,7 +77,8 @@ def test_a_cases_versions_take_the_targets_and_survive_one_that_raises_or_exits(
 
 def test_every_case_checked_leaves_the_caches_of_its_objects_empty(monkeypatch):
     """``check_within`` empties the caches of graph and program objects after
-    each case (``refcompiler.memos``), whether it passes or fails."""
+    each case (``refcompiler.memos``), whether it passes or fails; not in a
+    campaign over one graph (a ``Carry``), whose cases share its objects."""
     from fuzz.campaign import failure as failure_module
     from fuzz.campaign.config import CampaignConfig
     from fuzz.case import Case
@@ -92,3 +93,7 @@ def test_every_case_checked_leaves_the_caches_of_its_objects_empty(monkeypatch):
     ok = failure_module.check_within(config, Case(graph), seed=0, target=None, focus=None)
     wrong = failure_module.check_within(CampaignConfig(budget=None, max_cases=1, mutant="sched-drop-save-war"), Case(graph), seed=0, target=None, focus=None)
     assert ok.finding is None and wrong.finding is not None and forgot == [1, 1]
+    from fuzz.oracle import Carry
+
+    carried = failure_module.check_within(config, Case(graph), seed=1, target=None, focus=None, carry=Carry(graph))
+    assert carried.finding is None and forgot == [1, 1]
