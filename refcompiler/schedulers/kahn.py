@@ -35,7 +35,7 @@ def kahn(graph: Graph, deps: nx.DiGraph, choose: Choose, *, on_scheduled: Callab
     """
     order_key = graph.creation_order.get
     missing = len(graph.nodes)
-    indegree = {name: deps.in_degree(name) for name in deps.nodes}
+    indegree = {name: len(preds) for name, preds in deps.pred.items()}  # ``in_degree``, without a view per node
     ready = sorted((n for n, d in indegree.items() if d == 0), key=lambda n: order_key(n, missing))
     order: list[str] = []
     while ready:
