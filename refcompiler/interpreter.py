@@ -368,6 +368,9 @@ def _initial_bytes_cached(storage: Storage) -> bytes:
     return _value_bytes(storage)
 
 
+memos.on_forget(_initial_bytes_cached.cache_clear)
+
+
 def _value_bytes(storage: Storage) -> bytes:
     return np.ascontiguousarray(initial_value(storage)).reshape(-1).view(np.uint8).tobytes()
 
