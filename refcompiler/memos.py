@@ -3,8 +3,8 @@ dependency models, analyses, pass results, allocations, execution plans,
 layouts, verdicts), in one list, so that a campaign can empty them between
 its cases (``forget``).
 
-Each of those caches is bounded, keyed by the identity of the objects it
-holds, and a pure memo: emptying one costs only a miss later. Why a campaign
+Each of those caches is bounded, keyed by the objects it holds (most by
+their identity), and a pure memo: emptying one costs only a miss later. Why a campaign
 empties them: a case's graphs and programs die with the case unless a cache
 holds them, and these held up to thousands, across hundreds of cases. Python's
 cyclic collector went over every object so held, in each generation it passed

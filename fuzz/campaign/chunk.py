@@ -12,6 +12,7 @@ earlier case."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from refcompiler.collector import fewer_collections
 from refcompiler.errors import InternalError, LimitExceeded, UsageError
 from refcompiler.graph import Graph
+from refcompiler.graph_json import graph_to_doc
 from refcompiler.passes import reproducible
 
 from fuzz.campaign.cases import Case3, fuzz_cases, input_seeds, random_case
@@ -102,7 +104,7 @@ class ChunkState:
     schedules: int = 0
     failures: int = 0
     shrink_calls: int = 0
-    cache: dict[tuple[Graph, Expect, int], Finding | None] = field(default_factory=dict)
+    cache: dict[tuple[Graph, Expect, int], tuple[Graph, Finding | None]] = field(default_factory=dict)  # the graph: whose finding
     target: Bug | None = None
     first_failure_at: float | None = None
     best: Example | None = None
@@ -167,12 +169,16 @@ class _OutOfTime(BaseException):
 
 def _key(graph: Graph, expect: Expect, case_seed: int) -> tuple[Graph, Expect, int]:
     """The chunk's cache key of a case: the case itself (graphs and
-    expectations are immutable, compared by value). Equal as values means
-    equal as documents for what the generator draws (its attribute and
-    storage values come from fixed tables, so no two cases differ only in
-    ``0.0`` against ``-0.0`` or ``1`` against ``1.0``); a JSON text of the
-    document was 1.6% of a campaign."""
+    expectations are immutable, compared by value; a JSON text of the
+    document was 1.6% of a campaign). Values can be equal where documents
+    differ (``0.0`` and ``-0.0``, both tie values): a hit is taken only for
+    an equal document (``_same_document``)."""
     return graph, expect, case_seed
+
+
+def _same_document(a: Graph, b: Graph) -> bool:
+    """Whether ``a`` and ``b``, equal as values, are the same graph document."""
+    return a is b or json.dumps(graph_to_doc(a), sort_keys=True) == json.dumps(graph_to_doc(b), sort_keys=True)
 
 
 class _ChunkRun:
@@ -247,8 +253,9 @@ class _ChunkRun:
         ends there (no attempt after it could be checked) and the reducer
         takes over."""
         s, key = self.state, _key(graph, expect, case_seed)
-        if key in s.cache:
-            return s.cache[key]
+        known = s.cache.get(key)
+        if known is not None and _same_document(known[0], graph):
+            return known[1]
         shrinking = s.target is not None
         if self.out_of_time() or (shrinking and self._shrinking_spent()):
             raise _OutOfTime()
@@ -257,7 +264,8 @@ class _ChunkRun:
         else:
             s.cases += 1
             s.invalid += expect.kind is ExpectKind.REJECT
-        finding = s.cache[key] = self.evaluate(graph, expect, case_seed)
+        finding = self.evaluate(graph, expect, case_seed)
+        s.cache[key] = (graph, finding)
         if finding is not None and not shrinking:
             s.failures += 1
         return finding

@@ -162,3 +162,24 @@ def test_a_generated_graph_beyond_a_limit_the_user_set_is_bad_usage_not_a_findin
     config = CampaignConfig(budget=None, max_cases=5, out=None)
     with pytest.raises(UsageError, match=f"a generated graph is beyond a resource limit: .*{limit}.*--max-nodes, --max-dim"):
         run_chunk(Chunk(0, chunk_seed(4, 0), 5, config))
+
+
+def test_the_chunks_cache_tells_cases_apart_that_are_equal_only_as_values(monkeypatch):
+    """Two graphs whose one tie value is 0.0 in one and -0.0 in the other
+    compare equal as values; the second is checked, not given the first's finding."""
+    from refcompiler.graph_json import graph_from_doc
+
+    def graph(zero: float):  # type: ignore[no-untyped-def]
+        return graph_from_doc({"format": "refc-graph/1", "name": "g", "storage": [
+            {"name": "A", "kind": "placeholder", "dtype": "float32", "shape": [1], "init": {"value": [zero]}},
+            {"name": "B", "kind": "placeholder", "dtype": "float32", "shape": [1]}],
+            "nodes": [{"name": "x", "op": "relu", "inputs": ["A"]}, {"name": "s", "op": "save", "inputs": ["x"], "attrs": {"target": "B"}}]})
+
+    plus, minus = graph(0.0), graph(-0.0)
+    assert plus == minus and hash(plus) == hash(minus)
+    checked = []
+    monkeypatch.setattr(_ChunkRun, "evaluate", lambda self, g, e, s: checked.append(g) or None)
+    run = _ChunkRun(Chunk(0, chunk_seed(3, 0), 5, CampaignConfig(budget=None, max_cases=5, out=None)))
+    for g in (plus, minus, graph(-0.0)):
+        assert run.finding_of(g, PASS, 0) is None
+    assert checked == [plus, minus] and checked[1] is minus  # the third: the same document as the second
